@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+    // Integration tests start servers on loopback; two cores, so keep parallelism modest.
+    maxWorkers: 2,
+  },
+});
