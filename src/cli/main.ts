@@ -1,0 +1,79 @@
+// The command line: a thin shell that parses flags, loads the config and runs `serve` or `report`.
+import { ConfigError, loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { createLogger, type LogLevel } from '../server/logger.js';
+import { flagString, helpText, parseFlags, UsageError, type ParsedFlags } from './flags.js';
+import { runReport } from './report-command.js';
+import { startServe } from './serve-command.js';
+import { VERSION } from './version.js';
+
+const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+export async function main(argv: string[]): Promise<number> {
+  const command = argv[0] === 'report' ? 'report' : 'serve';
+  const args = argv[0] === 'report' || argv[0] === 'serve' ? argv.slice(1) : argv;
+  try {
+    const flags = parseFlags(command, args);
+    if (flags.values.help) {
+      process.stdout.write(helpText(command));
+      return 0;
+    }
+    if (flags.values.version) {
+      process.stdout.write(`zero-plane-exporter ${VERSION}\n`);
+      return 0;
+    }
+    const level = flagString(flags, 'log.level') as LogLevel;
+    if (!LEVELS.includes(level)) throw new UsageError(`--log.level must be one of ${LEVELS.join(', ')}`);
+    const log = createLogger(level);
+    const config = loadConfig(flagString(flags, 'config.file'));
+
+    if (command === 'report') {
+      return await runReport(
+        config,
+        { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
+        (text) => process.stdout.write(text),
+      );
+    }
+    const server = await startServe(withServeFlags(config, flags), log);
+    await new Promise<void>((resolve) => {
+      const shutdown = (signal: string) => {
+        log.info('shutting down', { signal });
+        void server.stop().then(resolve);
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+    });
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`zero-plane-exporter: bad config:\n${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof UsageError) {
+      process.stderr.write(`zero-plane-exporter: ${err.message}\nTry --help.\n`);
+      return 2;
+    }
+    process.stderr.write(`zero-plane-exporter: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+/** Flags given on the command line win over the config file; positional FILEs add to its sources. */
+function withServeFlags(config: Config, flags: ParsedFlags): Config {
+  const startAt = flags.values['tail.start-at'];
+  if (startAt !== undefined && startAt !== 'end' && startAt !== 'start') throw new UsageError('--tail.start-at must be end or start');
+  const files = flags.positionals.filter((p) => p !== '-');
+  return {
+    ...config,
+    web: {
+      listenAddress: (flags.values['web.listen-address'] as string | undefined) ?? config.web.listenAddress,
+      telemetryPath: (flags.values['web.telemetry-path'] as string | undefined) ?? config.web.telemetryPath,
+    },
+    sources: {
+      ...config.sources,
+      files: [...config.sources.files, ...files],
+      stdin: config.sources.stdin || flags.positionals.includes('-'),
+      startAt: (startAt as 'end' | 'start' | undefined) ?? config.sources.startAt,
+    },
+  };
+}

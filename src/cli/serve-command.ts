@@ -1,0 +1,70 @@
+// `serve`: follow the configured sources, keep the window, answer scrapes until SIGTERM/SIGINT.
+import type { Server } from 'node:http';
+import type { Config } from '../config/schema.js';
+import { WindowGauges } from '../metrics/window-gauges.js';
+import { buildRegistry } from '../metrics/registry.js';
+import { Pipeline } from '../pipeline.js';
+import { boundAddress, createApp, listen, parseListenAddress } from '../server/http-server.js';
+import type { Logger } from '../server/logger.js';
+import { FileFollower, StdinFollower } from '../source/file-follower.js';
+import type { SourceEvents } from '../source/line-sink.js';
+import { UsageError } from './flags.js';
+import { VERSION } from './version.js';
+
+export interface RunningServer {
+  address: string;
+  pipeline: Pipeline;
+  stop(): Promise<void>;
+}
+
+export async function startServe(config: Config, log: Logger): Promise<RunningServer> {
+  const listenAt = parseListenAddress(config.web.listenAddress);
+  if (listenAt === undefined) throw new UsageError(`--web.listen-address: "${config.web.listenAddress}" is not HOST:PORT or :PORT`);
+
+  const pipeline = new Pipeline(config);
+  const gauges = new WindowGauges(pipeline.window, config.signals);
+  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families()], VERSION);
+
+  const events: SourceEvents = {
+    error: (source, reason, detail) => {
+      pipeline.metrics.sourceErrors.inc([source, reason]);
+      log.warn('source problem; retrying', { source, reason, detail });
+    },
+    opened: (source, path) => log.info('following file', { source, path }),
+    rotated: (source, path, kind) => log.info('file rotated', { source, path, kind }),
+  };
+  const maxLineBytes = config.input.maxLineBytes;
+  const files =
+    config.sources.files.length > 0
+      ? new FileFollower(
+          { patterns: config.sources.files, maxLineBytes, pollIntervalMs: config.sources.pollInterval, startAt: config.sources.startAt },
+          pipeline,
+          events,
+        )
+      : undefined;
+  const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events) : undefined;
+
+  let ready = false;
+  const app = createApp({ registry, telemetryPath: config.web.telemetryPath, beforeScrape: () => gauges.refresh(), ready: () => ready, version: VERSION });
+  const server: Server = await listen(app, listenAt.host, listenAt.port);
+  const address = boundAddress(server);
+  await files?.start();
+  stdin?.start();
+  stdin?.done.then(() => log.info('stdin ended; still serving what was read'));
+  ready = true;
+  log.info('serving', { address, telemetryPath: config.web.telemetryPath, files: config.sources.files.join(','), stdin: config.sources.stdin, version: VERSION });
+
+  return {
+    address,
+    pipeline,
+    async stop() {
+      ready = false;
+      stdin?.stop();
+      await files?.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

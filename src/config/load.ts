@@ -1,0 +1,62 @@
+// Reads the YAML config and turns every problem into one message naming the file, the line and the key,
+// because an SRE fixing a config at 3 a.m. should not have to guess where the error is.
+import { readFileSync } from 'node:fs';
+import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+import { configSchema, defaultConfig, type Config } from './schema.js';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: readonly { line: number | undefined; key: string; message: string }[],
+  ) {
+    super(
+      problems
+        .map((p) => `${file}${p.line === undefined ? '' : `:${p.line}`}: ${p.key || '(top level)'}: ${p.message}`)
+        .join('\n'),
+    );
+    this.name = 'ConfigError';
+  }
+}
+
+/** The config in `file`, or the built-in defaults when no file is given. Throws ConfigError. */
+export function loadConfig(file: string | undefined): Config {
+  if (file === undefined) return defaultConfig();
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [{ line: undefined, key: '', message: `cannot read: ${(err as Error).message}` }]);
+  }
+  return parseConfig(text, file);
+}
+
+export function parseConfig(text: string, file: string): Config {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => ({ line: lines.linePos(e.pos[0]).line, key: '', message: e.message.split('\n')[0] ?? e.message })),
+    );
+  }
+  const raw: unknown = doc.toJS() ?? {};
+  const parsed = configSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    file,
+    parsed.error.issues.map((issue) => ({
+      line: lineOf(doc, lines, issue.path),
+      key: issue.path.map(String).join('.'),
+      message: issue.message,
+    })),
+  );
+}
+
+/** The line of the deepest node that exists along `path` (an unknown key points at its parent map). */
+function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
+  for (let depth = path.length; depth >= 0; depth--) {
+    const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth) as unknown[], true);
+    if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;
+  }
+  return undefined;
+}

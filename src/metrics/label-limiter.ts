@@ -1,0 +1,23 @@
+// Keeps one label's values bounded: the first `limit` distinct values pass, later ones become __other__.
+// A gateway that suddenly logs request ids as "model" must not take Prometheus down with it.
+
+export const OVERFLOW_VALUE = '__other__';
+
+export class LabelLimiter {
+  private readonly seen = new Set<string>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly onOverflow: () => void = () => {},
+  ) {}
+
+  map(value: string): string {
+    if (this.seen.has(value)) return value;
+    if (this.seen.size < this.limit) {
+      this.seen.add(value);
+      return value;
+    }
+    this.onOverflow();
+    return OVERFLOW_VALUE;
+  }
+}

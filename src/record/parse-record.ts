@@ -1,0 +1,229 @@
+// One JSON line → one GatewayRecord, or the reason it cannot be one. Field paths are compiled once, so the
+// per-line work is JSON.parse plus a handful of property reads.
+import type { Mapping } from './presets.js';
+
+export const PARSE_ERROR_REASONS = [
+  'invalid_json',
+  'not_object',
+  'missing_latency',
+  'bad_latency',
+  'negative_latency',
+  'bad_timestamp',
+  'too_long',
+] as const;
+export type ParseErrorReason = (typeof PARSE_ERROR_REASONS)[number];
+
+export interface GatewayRecord {
+  /** Event time in epoch milliseconds; undefined when the line has none (arrival time is used). */
+  timeMs: number | undefined;
+  latencySeconds: number;
+  status: number | undefined;
+  model: string;
+  route: string;
+  cohort: string;
+  /** Wanted response headers by lower-case name; a header the line lacks is absent. */
+  responseHeaders: Record<string, string>;
+  /** Wanted request headers, or undefined when the log carries no request headers at all. */
+  requestHeaders: Record<string, string> | undefined;
+}
+
+export type ParseResult = { ok: true; record: GatewayRecord } | { ok: false; reason: ParseErrorReason };
+
+type JsonObject = Record<string, unknown>;
+type Getter = (obj: JsonObject) => unknown;
+
+const UNIT_SECONDS = { s: 1, ms: 1e-3, us: 1e-6 } as const;
+const LIST_SEPARATOR = /\s*[,:]\s*/;
+const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})$/;
+/** Epoch numbers below this are seconds, above are milliseconds (1e11 s is the year 5138; 1e11 ms is 1973). */
+const EPOCH_MS_THRESHOLD = 1e11;
+
+function compilePath(path: string): Getter {
+  const parts = path.split('.');
+  if (parts.length === 1) return (obj) => obj[path];
+  return (obj) => {
+    let cur: unknown = obj;
+    for (const part of parts) {
+      if (cur === null || typeof cur !== 'object') return undefined;
+      cur = (cur as JsonObject)[part];
+    }
+    return cur;
+  };
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+export interface RecordParserOptions {
+  mapping: Mapping;
+  latencyList: 'last' | 'sum';
+  absentValues: readonly string[];
+  /** Header names (any case) the signals need; only these are extracted. */
+  responseHeaderNames: readonly string[];
+  requestHeaderNames: readonly string[];
+}
+
+type HeaderReader = (obj: JsonObject) => Record<string, string> | undefined;
+
+export class RecordParser {
+  private readonly time: Getter;
+  private readonly latency: Getter;
+  private readonly status: Getter;
+  private readonly model: Getter;
+  private readonly route: Getter;
+  private readonly cohort: Getter;
+  private readonly unit: number;
+  private readonly sumList: boolean;
+  private readonly absent: ReadonlySet<string>;
+  private readonly readResponse: HeaderReader;
+  private readonly readRequest: HeaderReader;
+
+  constructor(opts: RecordParserOptions) {
+    const m = opts.mapping;
+    this.time = compilePath(m.time);
+    this.latency = compilePath(m.latency);
+    this.status = compilePath(m.status);
+    this.model = compilePath(m.model);
+    this.route = compilePath(m.route);
+    this.cohort = compilePath(m.cohort);
+    this.unit = UNIT_SECONDS[m.latencyUnit];
+    this.sumList = opts.latencyList === 'sum';
+    this.absent = new Set(opts.absentValues);
+    this.readResponse = this.headerReader(m.responseHeaders, opts.responseHeaderNames);
+    this.readRequest = this.headerReader(m.requestHeaders, opts.requestHeaderNames);
+  }
+
+  parse(line: string): ParseResult {
+    let obj: unknown;
+    try {
+      obj = JSON.parse(line);
+    } catch {
+      return { ok: false, reason: 'invalid_json' };
+    }
+    if (!isObject(obj)) return { ok: false, reason: 'not_object' };
+
+    const latency = this.latencySeconds(this.latency(obj));
+    if (typeof latency === 'string') return { ok: false, reason: latency };
+    const timeMs = this.timeMs(this.time(obj));
+    if (timeMs === null) return { ok: false, reason: 'bad_timestamp' };
+
+    return {
+      ok: true,
+      record: {
+        timeMs,
+        latencySeconds: latency,
+        status: this.statusCode(this.status(obj)),
+        model: this.label(this.model(obj)),
+        route: this.label(this.route(obj)),
+        cohort: this.label(this.cohort(obj)),
+        responseHeaders: this.readResponse(obj) ?? {},
+        requestHeaders: this.readRequest(obj),
+      },
+    };
+  }
+
+  private latencySeconds(v: unknown): number | ParseErrorReason {
+    let value: number;
+    if (typeof v === 'number') {
+      value = v;
+    } else if (typeof v === 'string') {
+      if (this.absent.has(v)) return 'missing_latency';
+      const parsed = this.latencyText(v);
+      if (parsed === undefined) return 'bad_latency';
+      value = parsed;
+    } else if (v === undefined || v === null) {
+      return 'missing_latency';
+    } else {
+      return 'bad_latency';
+    }
+    if (!Number.isFinite(value)) return 'bad_latency';
+    if (value < 0) return 'negative_latency';
+    return value * this.unit;
+  }
+
+  /** "0.183", or nginx's retry lists "0.050, 0.183" / "0.050 : 0.183" (upstreams it never reached log "-"). */
+  private latencyText(text: string): number | undefined {
+    if (NUMERIC.test(text)) return Number(text);
+    const parts = text.split(LIST_SEPARATOR).filter((p) => NUMERIC.test(p));
+    if (parts.length === 0 || !/[,:]/.test(text)) return undefined;
+    if (!this.sumList) return Number(parts[parts.length - 1]);
+    return parts.reduce((sum, p) => sum + Number(p), 0);
+  }
+
+  /** undefined: no time in the line; null: a time that cannot be read. */
+  private timeMs(v: unknown): number | undefined | null {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'number') return Number.isFinite(v) && v > 0 ? epochMs(v) : null;
+    if (typeof v !== 'string') return null;
+    if (this.absent.has(v)) return undefined;
+    if (NUMERIC.test(v)) {
+      const n = Number(v);
+      return n > 0 ? epochMs(n) : null;
+    }
+    if (!RFC3339.test(v)) return null;
+    const ms = Date.parse(v);
+    return Number.isNaN(ms) ? null : ms;
+  }
+
+  private statusCode(v: unknown): number | undefined {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,3}$/.test(v) ? Number(v) : NaN;
+    return Number.isInteger(n) ? n : undefined;
+  }
+
+  private label(v: unknown): string {
+    if (typeof v === 'string') return this.absent.has(v) ? '' : v;
+    if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+    return '';
+  }
+
+  private headerValue(v: unknown): string | undefined {
+    let text: string;
+    if (typeof v === 'string') text = v;
+    else if (typeof v === 'number' || typeof v === 'boolean') text = String(v);
+    // Some gateways log repeated headers as arrays; HTTP combines them with ", " (RFC 9110 §5.3).
+    else if (Array.isArray(v)) text = v.map(String).join(', ');
+    else return undefined;
+    return this.absent.has(text) ? undefined : text;
+  }
+
+  private headerReader(where: Mapping['responseHeaders'], names: readonly string[]): HeaderReader {
+    const wanted = new Set(names.map((n) => n.toLowerCase()));
+    if (where.path !== undefined) {
+      const get = compilePath(where.path);
+      return (obj) => {
+        const headers = get(obj);
+        if (!isObject(headers)) return undefined;
+        const out: Record<string, string> = {};
+        for (const key in headers) {
+          const name = key.toLowerCase();
+          if (!wanted.has(name)) continue;
+          const value = this.headerValue(headers[key]);
+          if (value === undefined) continue;
+          const prior = out[name];
+          out[name] = prior === undefined ? value : `${prior}, ${value}`;
+        }
+        return out;
+      };
+    }
+    // Flat fields: nginx `$upstream_http_x_foo` / Envoy keys named prefix + header, dashes as underscores.
+    const prefix = where.prefix ?? '';
+    const fields = [...wanted].map((name) => [name, prefix + name.replaceAll('-', '_')] as const);
+    return (obj) => {
+      let carried = false;
+      const out: Record<string, string> = {};
+      for (const [name, field] of fields) {
+        if (!(field in obj)) continue;
+        carried = true;
+        const value = this.headerValue(obj[field]);
+        if (value !== undefined) out[name] = value;
+      }
+      return carried ? out : undefined;
+    };
+  }
+}
+
+function epochMs(n: number): number {
+  return n < EPOCH_MS_THRESHOLD ? n * 1000 : n;
+}

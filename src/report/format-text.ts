@@ -1,0 +1,44 @@
+// A short human summary of a Report: the four signals, each with its verdict, then what else was seen.
+import type { Report } from './build-report.js';
+
+const pct = (x: number | null, digits = 2) => (x === null ? 'n/a' : `${(x * 100).toFixed(digits)} %`);
+const ms = (x: number | null) => (x === null ? 'n/a' : `${(x * 1000).toFixed(2)} ms`);
+const signed = (x: number | null) => (x === null ? 'n/a' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`);
+const verdict = (healthy: boolean | null) => (healthy === null ? 'no data' : healthy ? 'healthy' : 'UNHEALTHY');
+const counts = (o: Record<string, number>) =>
+  Object.entries(o)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k || '(none)'} ${n}`)
+    .join(', ') || 'none';
+
+export function formatText(r: Report): string {
+  const t = r.thresholds;
+  const firing = r.alerts.filter((a) => a.firing).map((a) => a.name);
+  const skipped = Object.values(r.parseErrors).reduce((a, b) => a + b, 0);
+  const rows: [string, string, string][] = [
+    ['hit rate', pct(r.hitRate), `${verdict(r.hitRate === null ? null : r.hitRate >= t.hitRateTarget)} (target ≥ ${pct(t.hitRateTarget, 1)})`],
+    [
+      'p99 drift',
+      signed(r.p99Drift),
+      `${verdict(r.p99Seconds === null ? null : r.p99Seconds >= t.floor && r.p99Seconds <= t.ceiling)} (p99 ${ms(r.p99Seconds)}, band ${ms(t.floor)} – ${ms(t.ceiling)})`,
+    ],
+    ['degraded', String(r.degradedCount), `${verdict(r.records === 0 ? null : r.degradedCount === 0)} (target 0)`],
+    [
+      'warm-up efficiency',
+      pct(r.warmupEfficiency),
+      `${verdict(r.warmupEfficiency === null ? null : r.warmupEfficiency >= t.warmupEfficiencyTarget)} (target ≥ ${pct(t.warmupEfficiencyTarget, 1)})`,
+    ],
+  ];
+  return [
+    `${r.lines} lines, ${r.records} records, ${skipped} skipped${skipped ? ` (${counts(r.parseErrors)})` : ''}; ${r.hits} served by Zero-Plane`,
+    '',
+    ...rows.map(([name, value, v]) => `${name.padEnd(20)}${value.padStart(10)}   ${v}`),
+    '',
+    `latency (Zero-Plane)  p50 ${ms(r.p50Seconds)}  p99 ${ms(r.p99Seconds)}  p99.9 ${ms(r.p999Seconds)}  σ ${ms(r.stddevSeconds)}`,
+    `cached ${r.cachedCount}; downgrades: ${counts(r.downgrades)}`,
+    `opt-in header: ${counts(r.optInHeader)}${r.optInHeader.malformed ? ` (defects: ${counts(r.optInDefects)})` : ''}`,
+    '',
+    `alerts firing: ${firing.length ? firing.join(', ') : 'none'}`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,79 @@
+// The endpoints Prometheus users expect from an exporter: /metrics, /-/healthy, /-/ready and a landing page.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { Registry } from 'prom-client';
+
+export interface HttpOptions {
+  registry: Registry;
+  telemetryPath: string;
+  /** Called before each scrape so window gauges are computed at scrape time. */
+  beforeScrape: () => void;
+  ready: () => boolean;
+  version: string;
+}
+
+export function createApp(opts: HttpOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get(opts.telemetryPath, async (_req, res) => {
+    try {
+      opts.beforeScrape();
+      const body = await opts.registry.metrics();
+      res.type(opts.registry.contentType).send(body);
+    } catch (err) {
+      res.status(500).type('text/plain').send(`error collecting metrics: ${(err as Error).message}\n`);
+    }
+  });
+  app.get('/-/healthy', (_req, res) => {
+    res.type('text/plain').send('zero-plane-exporter is Healthy.\n');
+  });
+  app.get('/-/ready', (_req, res) => {
+    if (opts.ready()) res.type('text/plain').send('zero-plane-exporter is Ready.\n');
+    else res.status(503).type('text/plain').send('zero-plane-exporter is not ready.\n');
+  });
+  app.get('/', (_req, res) => {
+    res.type('html').send(landingPage(opts.telemetryPath, opts.version));
+  });
+  return app;
+}
+
+function landingPage(telemetryPath: string, version: string): string {
+  const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>zero-plane-exporter</title></head>
+<body>
+<h1>zero-plane-exporter</h1>
+<p>Zero-Plane hit rate, p99 drift, degraded requests and warm-up efficiency from gateway logs. Version ${esc(version)}.</p>
+<ul>
+<li><a href="${esc(telemetryPath)}">Metrics</a></li>
+<li><a href="/-/healthy">Health</a></li>
+<li><a href="/-/ready">Readiness</a></li>
+</ul>
+</body></html>
+`;
+}
+
+/** Parses a Prometheus-style listen address (":9185", "127.0.0.1:0", "[::1]:9185"). */
+export function parseListenAddress(address: string): { host: string | undefined; port: number } | undefined {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address);
+  if (!m) return undefined;
+  const port = Number(m[3]);
+  if (port > 65535) return undefined;
+  const host = m[1] ?? m[2];
+  return { host: host === '' ? undefined : host, port };
+}
+
+export function listen(app: express.Express, host: string | undefined, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    // No host: all interfaces, IPv6 and IPv4 where the machine has both.
+    const server = host === undefined ? app.listen(port) : app.listen(port, host);
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+export function boundAddress(server: Server): string {
+  const a = server.address() as AddressInfo;
+  return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+}

@@ -1,0 +1,66 @@
+// Reads the header contract (SPEC §2) off one record: was it a Zero-Plane hit, degraded, warm, cached, …
+import type { Config } from '../config/schema.js';
+import type { GatewayRecord } from '../record/parse-record.js';
+import { DelayProfileReader, type ThrottleMode, type WarmupOutcome } from './delay-profile.js';
+import { classifyOptIn, type OptIn } from './opt-in.js';
+
+export interface Signals {
+  hit: boolean;
+  degraded: boolean;
+  /** Only set for hit requests: warm-up efficiency is the Zero-Plane layer's. */
+  warmup: WarmupOutcome;
+  mode: ThrottleMode;
+  cached: boolean;
+  downgradeReason: string | undefined;
+  /** undefined when the log carries no request headers: "missing" would be a lie then. */
+  optIn: OptIn | undefined;
+  /** The delay-profile header was present but is not a structured-field Dictionary. */
+  delayProfileInvalid: boolean;
+}
+
+export class SignalClassifier {
+  private readonly h: Config['headers'];
+  private readonly layerId: string;
+  private readonly delayProfile: string;
+  private readonly cached: string;
+  private readonly downgrade: string;
+  private readonly optIn: string;
+  private readonly profiles: DelayProfileReader;
+
+  constructor(headers: Config['headers']) {
+    this.h = headers;
+    this.layerId = headers.layerId.name.toLowerCase();
+    this.delayProfile = headers.delayProfile.name.toLowerCase();
+    this.cached = headers.cached.name.toLowerCase();
+    this.downgrade = headers.downgradeReason.name.toLowerCase();
+    this.optIn = headers.optIn.name.toLowerCase();
+    this.profiles = new DelayProfileReader(headers.delayProfile);
+  }
+
+  /** The response header names the record parser must extract. */
+  get responseHeaderNames(): string[] {
+    return [this.layerId, this.delayProfile, this.cached, this.downgrade];
+  }
+
+  get requestHeaderNames(): string[] {
+    return [this.optIn];
+  }
+
+  classify(record: GatewayRecord): Signals {
+    const res = record.responseHeaders;
+    const layer = res[this.layerId];
+    const hit = layer !== undefined && this.h.layerId.match.test(layer);
+    const profileText = res[this.delayProfile];
+    const profile = profileText === undefined ? undefined : this.profiles.read(profileText);
+    return {
+      hit,
+      degraded: profile?.degraded ?? false,
+      warmup: hit ? profile?.warmup : undefined,
+      mode: profile?.mode,
+      cached: res[this.cached] === this.h.cached.value,
+      downgradeReason: res[this.downgrade],
+      optIn: record.requestHeaders === undefined ? undefined : classifyOptIn(record.requestHeaders[this.optIn], this.h.optIn.value),
+      delayProfileInvalid: profile === null,
+    };
+  }
+}

@@ -1,0 +1,63 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from '../src/config/load.js';
+
+function problemOf(text: string): string {
+  try {
+    parseConfig(text, 'zp.yml');
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('config was accepted');
+}
+
+describe('config', () => {
+  it('runs with no file at all, on the spec defaults', () => {
+    const c = loadConfig(undefined);
+    expect(c.signals.baselineSeconds).toBe(0.185);
+    expect(c.signals.tolerance).toBe(0.05);
+    expect(c.signals.hitRateTarget).toBe(0.994);
+    expect(c.signals.warmupEfficiencyTarget).toBe(0.88);
+    expect(c.window.duration).toBe(300_000);
+    expect(c.headers.layerId.match.test('zero-plane-v12')).toBe(true);
+    expect(c.headers.layerId.match.test('zero-plane-v1 ')).toBe(false);
+    expect(c.metrics.labelValueLimit).toBe(50);
+    expect(c.input.maxLineBytes).toBe(1024 * 1024);
+    expect(c.web.listenAddress).toBe(':9185');
+  });
+
+  it('overrides any default and keeps the others', () => {
+    const c = parseConfig('signals:\n  baselineSeconds: 0.2\nwindow:\n  duration: 1m\n  slot: 5s\nheaders:\n  layerId:\n    match: "^fast$"\n', 'zp.yml');
+    expect(c.signals.baselineSeconds).toBe(0.2);
+    expect(c.signals.tolerance).toBe(0.05);
+    expect(c.window.duration).toBe(60_000);
+    expect(c.window.slot).toBe(5_000);
+    expect(c.headers.layerId.name).toBe('x-anthropic-layer-id');
+    expect(c.headers.layerId.match.test('fast')).toBe(true);
+  });
+
+  it('names the file, the line and the key of a bad value', () => {
+    expect(problemOf('# comment\nwindow:\n  duration: 5x\n')).toMatch(/^zp\.yml:3: window\.duration: "5x" is not a duration/);
+    expect(problemOf('signals:\n  tolerance: 0.05\n  baselineSeconds: -1\n')).toMatch(/^zp\.yml:3: signals\.baselineSeconds: /);
+    expect(problemOf('input:\n  preset: caddy\n')).toMatch(/^zp\.yml:2: input\.preset: .*nginx-json/);
+    expect(problemOf('headers:\n  layerId:\n    match: "(["\n')).toMatch(/^zp\.yml:3: headers\.layerId\.match: not a valid regular expression/);
+  });
+
+  it('rejects unknown keys, pointing at the map that holds them', () => {
+    expect(problemOf('signals:\n  baselineSeconds: 0.2\n  baselineMs: 185\n')).toMatch(/^zp\.yml:2: signals: .*baselineMs/);
+  });
+
+  it('reports YAML syntax errors with their line', () => {
+    expect(problemOf('window:\n  duration: 5m\n bad: [\n')).toMatch(/^zp\.yml:\d+: \(top level\): /);
+  });
+
+  it('reports an unreadable file by name', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zp-config-'));
+    expect(() => loadConfig(join(dir, 'missing.yml'))).toThrow(/missing\.yml: \(top level\): cannot read/);
+    writeFileSync(join(dir, 'empty.yml'), '');
+    expect(loadConfig(join(dir, 'empty.yml')).signals.baselineSeconds).toBe(0.185);
+  });
+});
