@@ -1,0 +1,106 @@
+import type { LineSink } from './line-sink.js';
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Cuts a byte stream into lines. It keeps raw bytes and decodes each completed
+ * line, so a UTF-8 character split across chunks decodes correctly. A line that
+ * crosses the limit is abandoned at once (bytes skipped up to the next `\n`),
+ * so memory stays bounded by about maxLineBytes whatever the input.
+ */
+export class LineSplitter {
+  private pending: Buffer[] = [];
+  private pendingLen = 0;
+  /** Inside an oversize line that was already reported: skip until `\n`. */
+  private discarding = false;
+
+  constructor(
+    private readonly maxLineBytes: number,
+    private readonly sink: LineSink,
+    private readonly source: string,
+  ) {}
+
+  get pendingBytes(): number {
+    return this.pendingLen;
+  }
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(LF, start);
+      if (nl === -1) {
+        this.hold(chunk, start);
+        return;
+      }
+      this.complete(chunk, start, nl);
+      start = nl + 1;
+    }
+  }
+
+  /** Emits a trailing unterminated line, if any. */
+  flush(): void {
+    if (!this.discarding && this.pendingLen > 0) {
+      const line = Buffer.concat(this.pending, this.pendingLen);
+      this.emit(line, 0, contentEnd(line, 0, line.length));
+    }
+    this.reset();
+  }
+
+  /** Keeps the unterminated tail of a chunk, or abandons the line if it is now too long. */
+  private hold(chunk: Buffer, start: number): void {
+    if (this.discarding) return;
+    const total = this.pendingLen + (chunk.length - start);
+    // One byte of slack: a final `\r` may turn out to be half of a CRLF terminator.
+    const fits = total <= this.maxLineBytes || (total === this.maxLineBytes + 1 && chunk[chunk.length - 1] === CR);
+    if (!fits) {
+      this.reset();
+      this.discarding = true;
+      this.sink.oversize(this.source);
+      return;
+    }
+    // Copy: callers may reuse their read buffer.
+    this.pending.push(Buffer.from(chunk.subarray(start)));
+    this.pendingLen = total;
+  }
+
+  /** Handles the line ending at `end` (the `\n`), whose head may be pending. */
+  private complete(chunk: Buffer, start: number, end: number): void {
+    if (this.discarding) {
+      this.discarding = false;
+      return;
+    }
+    if (this.pendingLen === 0) {
+      this.emitChecked(chunk, start, contentEnd(chunk, start, end));
+      return;
+    }
+    this.pending.push(chunk.subarray(start, end));
+    const line = Buffer.concat(this.pending, this.pendingLen + (end - start));
+    this.reset();
+    this.emitChecked(line, 0, contentEnd(line, 0, line.length));
+  }
+
+  private emitChecked(buf: Buffer, start: number, end: number): void {
+    if (end - start > this.maxLineBytes) {
+      this.reset();
+      this.sink.oversize(this.source);
+      return;
+    }
+    this.emit(buf, start, end);
+  }
+
+  private emit(buf: Buffer, start: number, end: number): void {
+    if (end > start) this.sink.line(buf.toString('utf8', start, end), this.source);
+  }
+
+  private reset(): void {
+    this.pending = [];
+    this.pendingLen = 0;
+    this.discarding = false;
+  }
+}
+
+/** End of the line's content: a trailing `\r` (CRLF) is not content. */
+function contentEnd(buf: Buffer, start: number, end: number): number {
+  return end > start && buf[end - 1] === CR ? end - 1 : end;
+}

@@ -1,0 +1,296 @@
+import { appendFileSync, closeSync, openSync, readdirSync, readlinkSync, writeSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rename, rm, truncate, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileFollower, type FollowOptions } from '../src/source/file-follower.js';
+import type { LineSink, SourceEvents } from '../src/source/line-sink.js';
+
+/** Records everything a follower reports. */
+class Recorder implements LineSink, SourceEvents {
+  lines: string[] = [];
+  sources: string[] = [];
+  oversizes = 0;
+  errors: Array<{ source: string; reason: string; detail: string }> = [];
+  opens: string[] = [];
+  rotations: Array<{ path: string; kind: string }> = [];
+  line(text: string, source: string): void {
+    this.lines.push(text);
+    this.sources.push(source);
+  }
+  oversize(): void {
+    this.oversizes++;
+  }
+  error(source: string, reason: string, detail: string): void {
+    this.errors.push({ source, reason, detail });
+  }
+  opened(_source: string, path: string): void {
+    this.opens.push(path);
+  }
+  rotated(_source: string, path: string, kind: 'rename' | 'truncate'): void {
+    this.rotations.push({ path, kind });
+  }
+}
+
+async function waitFor(cond: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const seqLines = (from: number, to: number): string[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => `{"seq":${from + i}}`);
+const block = (from: number, to: number): string => seqLines(from, to).join('\n') + '\n';
+
+/** File descriptors of this process that point into dir (Linux). */
+function fdsInto(dir: string): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith(dir)) out.push(target);
+    } catch {
+      // fd closed while listing (e.g. the one used to read the directory)
+    }
+  }
+  return out;
+}
+
+describe('FileFollower', () => {
+  let dir: string;
+  let rec: Recorder;
+  let follower: FileFollower | undefined;
+  const writers: number[] = [];
+
+  const follow = (opts: Partial<FollowOptions> & { patterns: string[] }): FileFollower => {
+    follower = new FileFollower({ maxLineBytes: 4096, pollIntervalMs: 60_000, ...opts }, rec, rec);
+    return follower;
+  };
+  /** A writer keeping its fd across renames, like a logging process. */
+  const writer = (path: string): number => {
+    const fd = openSync(path, 'a');
+    writers.push(fd);
+    return fd;
+  };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'zpe-follow-'));
+    rec = new Recorder();
+  });
+  afterEach(async () => {
+    await follower?.stop();
+    follower = undefined;
+    for (const fd of writers.splice(0)) closeSync(fd);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('delivers appended lines, with the pattern as source label', async () => {
+    const path = join(dir, 'app.log');
+    await writeFile(path, block(1, 2));
+    const f = follow({ patterns: [path], startAt: 'start' });
+    await f.start();
+    expect(rec.lines).toEqual(seqLines(1, 2));
+    appendFileSync(path, block(3, 5));
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(1, 5));
+    expect(new Set(rec.sources)).toEqual(new Set([path]));
+    expect(rec.opens).toEqual([path]);
+  });
+
+  it('polls on its own once started', async () => {
+    const path = join(dir, 'app.log');
+    await writeFile(path, '');
+    const f = follow({ patterns: [path], pollIntervalMs: 20 });
+    await f.start();
+    appendFileSync(path, block(1, 1));
+    await waitFor(() => rec.lines.length === 1, 1000);
+    expect(rec.lines).toEqual(seqLines(1, 1));
+  });
+
+  it('holds a partial line until its newline arrives', async () => {
+    const path = join(dir, 'app.log');
+    await writeFile(path, '');
+    const f = follow({ patterns: [path] });
+    await f.start();
+    appendFileSync(path, '{"seq":');
+    await f.pollOnce();
+    expect(rec.lines).toEqual([]);
+    appendFileSync(path, '1}\n{"se');
+    await f.pollOnce();
+    expect(rec.lines).toEqual(['{"seq":1}']);
+  });
+
+  it("startAt 'end' skips existing content but delivers the line in progress whole", async () => {
+    const path = join(dir, 'app.log');
+    await writeFile(path, block(1, 50) + '{"seq":');
+    const f = follow({ patterns: [path] });
+    await f.start();
+    expect(rec.lines).toEqual([]);
+    appendFileSync(path, '51}\n' + block(52, 52));
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(51, 52));
+  });
+
+  it('picks up a new file matching a glob and reads it from the start', async () => {
+    const pattern = join(dir, '*.log');
+    await writeFile(join(dir, 'a.log'), block(1, 1));
+    const f = follow({ patterns: [pattern] });
+    await f.start();
+    expect(rec.lines).toEqual([]);
+    await writeFile(join(dir, 'b.log'), block(2, 3));
+    await writeFile(join(dir, 'ignored.txt'), block(99, 99));
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(2, 3));
+    expect(new Set(rec.sources)).toEqual(new Set([pattern]));
+    expect(rec.opens).toEqual([join(dir, 'a.log'), join(dir, 'b.log')]);
+  });
+
+  it('rename rotation: loses and repeats nothing written to the old file after the rename', async () => {
+    const path = join(dir, 'app.log');
+    let fd = writer(path);
+    const f = follow({ patterns: [path] });
+    await f.start();
+    writeSync(fd, block(1, 100));
+    await f.pollOnce();
+    await rename(path, join(dir, 'app.log.1'));
+    writeSync(fd, block(101, 150)); // still writing to the renamed file
+    await f.pollOnce(); // path missing: the renamed file is still drained
+    writeSync(fd, block(151, 160) + '{"seq":16');
+    fd = writer(path); // the writer reopens: a new file at the path
+    writeSync(writers[0]!, '1}\n');
+    writeSync(fd, block(162, 200));
+    await f.pollOnce();
+    appendFileSync(path, block(201, 210));
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(1, 210));
+    expect(rec.rotations).toEqual([{ path, kind: 'rename' }]);
+    expect(rec.errors).toEqual([]); // a path missing mid-rotation is not an error
+    expect(fdsInto(dir)).toHaveLength(writers.length + 1); // the old file was closed
+  });
+
+  it('rename rotation with no poll in between drains the old file before the new one', async () => {
+    const pattern = join(dir, 'app*.log');
+    const path = join(dir, 'app.log');
+    const fd = writer(path);
+    const f = follow({ patterns: [pattern] });
+    await f.start();
+    writeSync(fd, block(1, 10));
+    await f.pollOnce();
+    writeSync(fd, block(11, 20));
+    await rename(path, join(dir, 'app.log.1')); // no longer matches the glob
+    writeSync(fd, block(21, 30));
+    await writeFile(path, block(31, 40));
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(1, 40));
+  });
+
+  it('a renamed file still matching the glob is followed on, not read twice', async () => {
+    const pattern = join(dir, 'app.log*');
+    const path = join(dir, 'app.log');
+    const fd = writer(path);
+    const f = follow({ patterns: [pattern] });
+    await f.start();
+    writeSync(fd, block(1, 10));
+    await f.pollOnce();
+    await rename(path, join(dir, 'app.log.1'));
+    writeSync(fd, block(11, 20));
+    await writeFile(path, block(21, 30));
+    await f.pollOnce();
+    expect([...rec.lines].sort()).toEqual(seqLines(1, 30).sort());
+  });
+
+  it('copy-less truncation restarts at offset 0', async () => {
+    const path = join(dir, 'app.log');
+    await writeFile(path, '');
+    const f = follow({ patterns: [path] });
+    await f.start();
+    appendFileSync(path, block(1, 100));
+    await f.pollOnce();
+    await truncate(path, 0);
+    appendFileSync(path, block(101, 105));
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(1, 105));
+    expect(rec.rotations).toEqual([{ path, kind: 'truncate' }]);
+  });
+
+  it('reports a missing file once, then reads it from the start when it appears', async () => {
+    const path = join(dir, 'late.log');
+    const f = follow({ patterns: [path] }); // startAt 'end' applies only to files there at startup
+    await f.start();
+    await f.pollOnce();
+    await f.pollOnce();
+    expect(rec.errors).toHaveLength(1);
+    expect(rec.errors[0]).toMatchObject({ source: path, reason: 'not_found' });
+    expect(rec.errors[0]!.detail).toContain(path);
+    await writeFile(path, block(1, 3));
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(1, 3));
+    await unlink(path);
+    await f.pollOnce();
+    await f.pollOnce();
+    expect(rec.errors).toHaveLength(2); // missing again: a new state, reported again
+    expect(fdsInto(dir)).toEqual([]); // the deleted file was closed
+  });
+
+  it('reports a glob matching nothing once, then picks up the first match', async () => {
+    const pattern = join(dir, 'sub', '*.log');
+    const f = follow({ patterns: [pattern] });
+    await f.start();
+    await f.pollOnce();
+    expect(rec.errors).toEqual([{ source: pattern, reason: 'not_found', detail: `no file matches ${pattern}` }]);
+    await mkdir(join(dir, 'sub'));
+    await writeFile(join(dir, 'sub', 'x.log'), block(1, 2));
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(1, 2));
+    expect(rec.errors).toHaveLength(1);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('reports an unreadable file as permission_denied once, and reads it once allowed', async () => {
+    const path = join(dir, 'secret.log');
+    await writeFile(path, block(1, 2));
+    await chmod(path, 0o000);
+    const f = follow({ patterns: [path], startAt: 'start' });
+    await f.start();
+    await f.pollOnce();
+    expect(rec.errors.map((e) => e.reason)).toEqual(['permission_denied']);
+    await chmod(path, 0o644);
+    await f.pollOnce();
+    expect(rec.lines).toEqual(seqLines(1, 2));
+  });
+
+  it('never reads a line twice when polls are requested concurrently', async () => {
+    const path = join(dir, 'app.log');
+    await writeFile(path, '');
+    const f = follow({ patterns: [path] });
+    await f.start();
+    appendFileSync(path, block(1, 1000));
+    await Promise.all([f.pollOnce(), f.pollOnce(), f.pollOnce()]);
+    expect(rec.lines).toEqual(seqLines(1, 1000));
+  });
+
+  it('reads a file larger than the read chunk', async () => {
+    const path = join(dir, 'app.log');
+    await writeFile(path, block(1, 5000));
+    const f = follow({ patterns: [path], startAt: 'start', readChunkBytes: 100 });
+    await f.start();
+    expect(rec.lines).toEqual(seqLines(1, 5000));
+  });
+
+  it('stop() closes every file and the timer, and emits no partial line', async () => {
+    await writeFile(join(dir, 'a.log'), block(1, 1));
+    await writeFile(join(dir, 'b.log'), block(2, 2) + 'partial');
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const f = follow({ patterns: [join(dir, '*.log')], startAt: 'start', pollIntervalMs: 10 });
+    await f.start();
+    expect(fdsInto(dir)).toHaveLength(2);
+    await f.stop();
+    expect(fdsInto(dir)).toEqual([]);
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBeLessThanOrEqual(before);
+    expect(rec.lines).toEqual(seqLines(1, 2));
+    appendFileSync(join(dir, 'a.log'), block(3, 3));
+    await f.pollOnce(); // a no-op once stopped
+    expect(rec.lines).toEqual(seqLines(1, 2));
+  });
+});
