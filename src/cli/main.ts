@@ -34,15 +34,15 @@ export async function main(argv: string[]): Promise<number> {
         (text) => process.stdout.write(text),
       );
     }
-    const server = await startServe(withServeFlags(config, flags), log);
-    await new Promise<void>((resolve) => {
-      const shutdown = (signal: string) => {
-        log.info('shutting down', { signal });
-        void server.stop().then(resolve);
-      };
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
-      process.once('SIGINT', () => shutdown('SIGINT'));
+    // Handlers go in before the server starts, so a signal during start-up is still a clean shutdown.
+    const signalled = new Promise<string>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
     });
+    const server = await startServe(withServeFlags(config, flags), log);
+    const signal = await signalled;
+    log.info('shutting down', { signal });
+    await server.stop();
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -1,0 +1,96 @@
+// The command line contract of SPEC §8: flags, help, exit codes, error messages.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli-process.js';
+
+const HIT = (ms: number, extra = '') =>
+  `{"latency_ms":${ms},"status":200,"response_headers":{"x-anthropic-layer-id":"zero-plane-v1"${extra}}}`;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'zp-cli-'));
+});
+
+describe('report', () => {
+  it('prints the report JSON keys of SPEC §6', () => {
+    const file = join(dir, 'ok.ndjson');
+    writeFileSync(file, `${HIT(180)}\n${HIT(182)}\n`);
+    const r = runCli(['report', '--format', 'json', file]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as Record<string, unknown>;
+    for (const key of ['lines', 'records', 'parseErrors', 'requests', 'hits', 'hitRate', 'p50Seconds', 'p99Seconds', 'p999Seconds', 'stddevSeconds', 'p99Drift', 'degradedCount', 'warmupEfficiency', 'cachedCount', 'downgrades', 'optInHeader', 'alerts']) {
+      expect(report).toHaveProperty(key);
+    }
+    expect(report).toMatchObject({ lines: 2, records: 2, requests: 2, hits: 2, hitRate: 1, degradedCount: 0, warmupEfficiency: null });
+  });
+
+  it('--fail-on P0 exits 3 only when drift > +5 % and degraded > 0 together', () => {
+    const p0 = join(dir, 'p0.ndjson');
+    writeFileSync(p0, `${HIT(250, ',"x-anthropic-delay-profile":"degraded"')}\n`);
+    expect(runCli(['report', '--fail-on', 'P0', p0]).code).toBe(3);
+    const driftOnly = join(dir, 'drift.ndjson');
+    writeFileSync(driftOnly, `${HIT(250)}\n`);
+    expect(runCli(['report', '--fail-on', 'P0', driftOnly]).code).toBe(0);
+    expect(runCli(['report', '--fail-on', 'ZeroPlaneP99DriftOutOfBand', driftOnly]).code).toBe(3);
+  });
+
+  it('reads gzip files transparently and stdin as -', () => {
+    const gz = join(dir, 'rotated.log.1');
+    writeFileSync(gz, gzipSync(`${HIT(180)}\n${HIT(181)}\n${HIT(182)}\n`));
+    expect(JSON.parse(runCli(['report', '--format=json', gz]).stdout)).toMatchObject({ records: 3 });
+    expect(JSON.parse(runCli(['report', '--format=json', '-'], `${HIT(180)}\n`).stdout)).toMatchObject({ records: 1 });
+  });
+
+  it('text format gives a verdict per signal', () => {
+    const file = join(dir, 'text.ndjson');
+    writeFileSync(file, `${HIT(180, ',"x-anthropic-delay-profile":"warmup=hit"')}\n`);
+    const r = runCli(['report', file]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/hit rate\s+100\.00 %\s+healthy/);
+    expect(r.stdout).toMatch(/p99 drift\s+-2\.70 %\s+healthy/);
+    expect(r.stdout).toMatch(/degraded\s+0\s+healthy/);
+    expect(r.stdout).toMatch(/warm-up efficiency\s+100\.00 %\s+healthy/);
+    expect(r.stdout).toContain('alerts firing: none');
+  });
+
+  it('an unreadable input is a runtime failure (1) naming the file', () => {
+    const r = runCli(['report', join(dir, 'nope.ndjson')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('nope.ndjson');
+  });
+
+  it('bad usage exits 2', () => {
+    expect(runCli(['report']).code).toBe(2);
+    expect(runCli(['report', '--format', 'xml', 'x']).code).toBe(2);
+    expect(runCli(['report', '--fail-on', 'P7', 'x']).code).toBe(2);
+    expect(runCli(['report', '--no-such-flag', 'x']).code).toBe(2);
+  });
+});
+
+describe('config errors', () => {
+  it('exit 2 naming the file, the line, the key and what is wrong', () => {
+    const cfg = join(dir, 'bad.yml');
+    writeFileSync(cfg, 'signals:\n  baselineSeconds: 0.185\n  tolerance: lots\n');
+    for (const cmd of [['report', '--config.file', cfg, 'x'], ['serve', `--config.file=${cfg}`]]) {
+      const r = runCli(cmd);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${cfg}:3: signals.tolerance: `);
+    }
+  });
+});
+
+describe('help', () => {
+  it('documents every flag with its default', () => {
+    const r = runCli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/--web\.listen-address=VALUE\s+.*\(default: :9185\)/);
+    expect(r.stdout).toMatch(/--web\.telemetry-path=VALUE\s+.*\(default: \/metrics\)/);
+    expect(r.stdout).toContain('--config.file');
+    const report = runCli(['report', '--help']);
+    expect(report.stdout).toMatch(/--format=VALUE\s+.*\(default: text\)/);
+    expect(report.stdout).toContain('--fail-on');
+  });
+});

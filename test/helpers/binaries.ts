@@ -1,0 +1,9 @@
+// External binaries the tests run for real. Missing one is a failure under CI=true, never a silent skip.
+import { spawnSync } from 'node:child_process';
+
+export function requireBinary(name: string): string {
+  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  const path = r.stdout.trim();
+  if (r.status === 0 && path) return path;
+  throw new Error(`${name} is not installed; .ci/run installs it (Debian package prometheus). Install it with apt-get to run this test.`);
+}

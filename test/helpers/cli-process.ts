@@ -1,0 +1,80 @@
+// Runs the built CLI (bin/zero-plane-exporter.js → dist/) as a real child process, as users run it.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/zero-plane-exporter.js', import.meta.url));
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** http://127.0.0.1:PORT */
+  url: string;
+  logs: Record<string, unknown>[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `serve` on an ephemeral loopback port and resolves once it logs that it is serving. */
+export function startServe(args: string[], timeoutMs = 10_000): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--web.listen-address=127.0.0.1:0', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const logs: Record<string, unknown>[] = [];
+  let buffered = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start within ${timeoutMs} ms; logs: ${JSON.stringify(logs)}`));
+    }, timeoutMs);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        try {
+          const entry = JSON.parse(line) as Record<string, unknown>;
+          logs.push(entry);
+          if (entry.msg === 'serving') {
+            clearTimeout(timer);
+            resolve({
+              child,
+              url: `http://${entry.address as string}`,
+              logs,
+              stop: async (signal = 'SIGTERM') => {
+                if (child.exitCode === null) child.kill(signal);
+                return exited;
+              },
+            });
+          }
+        } catch {
+          logs.push({ unstructured: line });
+        }
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code} before serving; logs: ${JSON.stringify(logs)}`));
+    });
+  });
+}
+
+export function runCli(args: string[], input?: string) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { input, encoding: 'utf8', timeout: 20_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The value of one sample in exposition text, or undefined when the series is absent. */
+export function sample(text: string, series: string): number | undefined {
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
+  }
+  return undefined;
+}
