@@ -23,8 +23,6 @@ export class Pipeline implements LineSink {
   readonly window: SlidingWindow;
   /** Over every record read, when keepTotals is set. */
   readonly total: Aggregate | undefined;
-  /** Per cohort label value over every record read, when keepTotals is set (for canary verdicts). */
-  readonly cohorts = new Map<string, Aggregate>();
   private readonly parser: RecordParser;
   private readonly classifier: SignalClassifier;
   private readonly clock: Clock;
@@ -80,15 +78,7 @@ export class Pipeline implements LineSink {
     if (timeSeconds > m.lastRecord.get([source])) m.lastRecord.set([source], timeSeconds);
 
     this.window.add(s, r.latencySeconds, r.timeMs);
-    if (this.total !== undefined) {
-      this.total.add(s, r.latencySeconds);
-      let c = this.cohorts.get(cohort);
-      if (c === undefined) {
-        c = new Aggregate(this.config.window.quantileRelativeAccuracy);
-        this.cohorts.set(cohort, c);
-      }
-      c.add(s, r.latencySeconds);
-    }
+    this.total?.add(s, r.latencySeconds);
   }
 
   oversize(source: string): void {

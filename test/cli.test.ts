@@ -94,3 +94,30 @@ describe('help', () => {
     expect(report.stdout).toContain('--fail-on');
   });
 });
+
+describe('report band verdicts are exact, as the rules decide them', () => {
+  it('p99 just under the ceiling is in band even when the sketch estimate lands just above it', () => {
+    // 98 hits at 150 ms, one degraded hit at 194.1 ms, one at 300 ms: nearest-rank p99 = 194.1 ms ≤ 194.25 ms.
+    const lines = [...Array(98).fill(HIT(150)), HIT(194.1, ',"x-anthropic-delay-profile":"degraded"'), HIT(300)];
+    const file = join(dir, 'edge.ndjson');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const r = runCli(['report', '--format=json', '--fail-on', 'P0', file]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as { alerts: { name: string; firing: boolean }[] };
+    expect(report.alerts.find((a) => a.name === 'ZeroPlaneP0DriftWithDegraded')?.firing).toBe(false);
+    expect(report.alerts.find((a) => a.name === 'ZeroPlaneP99DriftOutOfBand')?.firing).toBe(false);
+    // One more slow hit: 2 of 101 above the ceiling → p99 above it, P0 fires.
+    writeFileSync(file, `${[...lines, HIT(300)].join('\n')}\n`);
+    expect(runCli(['report', '--fail-on', 'P0', file]).code).toBe(3);
+  });
+
+  it('a canary cohort above the ceiling fires ZeroPlaneCanaryRollback; the stable cohort does not', () => {
+    const hit = (ms: number, cohort: string) => `{"latency_ms":${ms},"cohort":"${cohort}","response_headers":{"x-anthropic-layer-id":"zero-plane-v1"}}`;
+    const file = join(dir, 'canary.ndjson');
+    const stableSlow = [...Array(50).fill(hit(250, 'stable')), ...Array(50).fill(hit(150, 'canary-1pct'))];
+    writeFileSync(file, `${stableSlow.join('\n')}\n`);
+    expect(runCli(['report', '--fail-on', 'ZeroPlaneCanaryRollback', file]).code).toBe(0);
+    writeFileSync(file, `${[...stableSlow, hit(250, 'canary-1pct')].join('\n')}\n`);
+    expect(runCli(['report', '--fail-on', 'ZeroPlaneCanaryRollback', file]).code).toBe(3);
+  });
+});

@@ -61,3 +61,15 @@ describe('config', () => {
     expect(loadConfig(join(dir, 'empty.yml')).signals.baselineSeconds).toBe(0.185);
   });
 });
+
+describe('examples/zero-plane.yml', () => {
+  it('documents exactly the built-in defaults', () => {
+    const documented = loadConfig(new URL('../examples/zero-plane.yml', import.meta.url).pathname);
+    const defaults = loadConfig(undefined);
+    expect(String(documented.headers.layerId.match)).toBe(String(defaults.headers.layerId.match));
+    expect({ ...documented, headers: { ...documented.headers, layerId: documented.headers.layerId.name } }).toEqual({
+      ...defaults,
+      headers: { ...defaults.headers, layerId: defaults.headers.layerId.name },
+    });
+  });
+});

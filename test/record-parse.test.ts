@@ -41,10 +41,10 @@ describe('record parsing (default preset)', () => {
     expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': 'zero-plane-2024' });
   });
 
-  it('treats "-" and empty header values as absent, joins repeated headers', () => {
-    const r = record(p.parse('{"latency_ms":1,"response_headers":{"x-anthropic-layer-id":"-","x-anthropic-delay-profile":["warmup=hit","degraded"]},"request_headers":{}}'));
-    expect(r.responseHeaders).toEqual({ 'x-anthropic-delay-profile': 'warmup=hit, degraded' });
-    expect(r.requestHeaders).toEqual({});
+  it('keeps "" and "-" in a header object (they were sent), joins repeated headers', () => {
+    const r = record(p.parse('{"latency_ms":1,"response_headers":{"x-anthropic-layer-id":"-","x-anthropic-delay-profile":["warmup=hit","degraded"]},"request_headers":{"x-anthropic-experimental":""}}'));
+    expect(r.responseHeaders).toEqual({ 'x-anthropic-layer-id': '-', 'x-anthropic-delay-profile': 'warmup=hit, degraded' });
+    expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': '' });
   });
 
   it('reads all three timestamp forms', () => {
@@ -61,6 +61,14 @@ describe('record parsing (default preset)', () => {
     expect(record(p.parse('{"latency_ms":"50, 183"}')).latencySeconds).toBeCloseTo(0.183, 12);
     expect(record(p.parse('{"latency_ms":"50 : 183"}')).latencySeconds).toBeCloseTo(0.183, 12);
     expect(record(p.parse('{"latency_ms":0}')).latencySeconds).toBe(0);
+  });
+
+  it('rejects lists with garbage in them; an unreached last attempt ("-") has no latency', () => {
+    expect(reason(p.parse('{"latency_ms":"abc, 185"}'))).toBe('bad_latency');
+    expect(reason(p.parse('{"latency_ms":"Infinity, 185"}'))).toBe('bad_latency');
+    expect(reason(p.parse('{"latency_ms":"183,"}'))).toBe('bad_latency');
+    expect(reason(p.parse('{"latency_ms":"183, -"}'))).toBe('missing_latency');
+    expect(record(p.parse('{"latency_ms":"-, 183"}')).latencySeconds).toBeCloseTo(0.183, 12);
   });
 
   it('names the reason of every unusable line', () => {

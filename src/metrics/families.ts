@@ -140,16 +140,28 @@ export class HistogramFamily {
     s.count++;
   }
 
-  /** Cumulative count at or below `bound` over every series, and the total count. */
-  cumulative(bound: number): { below: number; count: number } {
-    const upto = this.bounds.findIndex((b) => b === bound);
+  /** Cumulative count at or below `bound`, and the total count, over the series matching `where`. */
+  cumulative(bound: number, where: Record<string, string> = {}): { below: number; count: number } {
+    const upto = this.bounds.indexOf(bound);
+    if (upto < 0) throw new Error(`${this.name} has no bucket at ${bound}`);
     let below = 0;
     let count = 0;
-    for (const s of this.series.values()) {
+    for (const s of this.matching(where)) {
       for (let i = 0; i <= upto; i++) below += s.counts[i] as number;
       count += s.count;
     }
     return { below, count };
+  }
+
+  /** The distinct values of one label over the series matching `where`. */
+  labelValues(label: string, where: Record<string, string> = {}): string[] {
+    const i = this.labelNames.indexOf(label);
+    return [...new Set(this.matching(where).map((s) => s.labels[i] as string))];
+  }
+
+  private matching(where: Record<string, string>): HistogramSeries[] {
+    const idx = Object.entries(where).map(([k, v]) => [this.labelNames.indexOf(k), v] as const);
+    return [...this.series.values()].filter((s) => idx.every(([i, v]) => s.labels[i] === v));
   }
 
   expose(): ExposedFamily {

@@ -131,7 +131,7 @@ export class RecordParser {
     } else if (typeof v === 'string') {
       if (this.absent.has(v)) return 'missing_latency';
       const parsed = this.latencyText(v);
-      if (parsed === undefined) return 'bad_latency';
+      if (typeof parsed === 'string') return parsed;
       value = parsed;
     } else if (v === undefined || v === null) {
       return 'missing_latency';
@@ -143,13 +143,19 @@ export class RecordParser {
     return value * this.unit;
   }
 
-  /** "0.183", or nginx's retry lists "0.050, 0.183" / "0.050 : 0.183" (upstreams it never reached log "-"). */
-  private latencyText(text: string): number | undefined {
+  /**
+   * "0.183", or nginx's retry lists "0.050, 0.183" / "0.050 : 0.183". An upstream nginx never reached logs
+   * "-": `last` then has no time for the attempt that answered (missing), `sum` counts it as 0.
+   */
+  private latencyText(text: string): number | ParseErrorReason {
     if (NUMERIC.test(text)) return Number(text);
-    const parts = text.split(LIST_SEPARATOR).filter((p) => NUMERIC.test(p));
-    if (parts.length === 0 || !/[,:]/.test(text)) return undefined;
-    if (!this.sumList) return Number(parts[parts.length - 1]);
-    return parts.reduce((sum, p) => sum + Number(p), 0);
+    const parts = text.split(LIST_SEPARATOR);
+    if (parts.length < 2 || !parts.every((p) => p === '-' || NUMERIC.test(p))) return 'bad_latency';
+    if (!this.sumList) {
+      const last = parts[parts.length - 1] as string;
+      return last === '-' ? 'missing_latency' : Number(last);
+    }
+    return parts.reduce((sum, p) => (p === '-' ? sum : sum + Number(p)), 0);
   }
 
   /** undefined: no time in the line; null: a time that cannot be read. */
@@ -178,14 +184,15 @@ export class RecordParser {
     return '';
   }
 
-  private headerValue(v: unknown): string | undefined {
+  /** `absent`: whether the gateway's "no value" spellings mean "no header" (flat fields, not a real header object). */
+  private headerValue(v: unknown, absent: boolean): string | undefined {
     let text: string;
     if (typeof v === 'string') text = v;
     else if (typeof v === 'number' || typeof v === 'boolean') text = String(v);
     // Some gateways log repeated headers as arrays; HTTP combines them with ", " (RFC 9110 §5.3).
     else if (Array.isArray(v)) text = v.map(String).join(', ');
     else return undefined;
-    return this.absent.has(text) ? undefined : text;
+    return absent && this.absent.has(text) ? undefined : text;
   }
 
   private headerReader(where: Mapping['responseHeaders'], names: readonly string[]): HeaderReader {
@@ -199,7 +206,8 @@ export class RecordParser {
         for (const key in headers) {
           const name = key.toLowerCase();
           if (!wanted.has(name)) continue;
-          const value = this.headerValue(headers[key]);
+          // A logged header object holds what was sent: "" is an (empty) header, not a missing one.
+          const value = this.headerValue(headers[key], false);
           if (value === undefined) continue;
           const prior = out[name];
           out[name] = prior === undefined ? value : `${prior}, ${value}`;
@@ -216,7 +224,8 @@ export class RecordParser {
       for (const [name, field] of fields) {
         if (!(field in obj)) continue;
         carried = true;
-        const value = this.headerValue(obj[field]);
+        // nginx logs a missing variable as "", Envoy as "-": both mean "no such header".
+        const value = this.headerValue(obj[field], true);
         if (value !== undefined) out[name] = value;
       }
       return carried ? out : undefined;

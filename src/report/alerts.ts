@@ -2,7 +2,7 @@
 // alerts/ decide the same conditions from Prometheus series, with the same thresholds from the config.
 import type { Config } from '../config/schema.js';
 import { thresholds } from '../metrics/buckets.js';
-import type { Aggregate } from '../windows/aggregate.js';
+import type { HistogramFamily } from '../metrics/families.js';
 import type { SignalValues } from '../windows/summarize.js';
 
 export interface AlertVerdict {
@@ -12,7 +12,8 @@ export interface AlertVerdict {
 
 export interface AlertInputs {
   values: SignalValues;
-  cohorts: ReadonlyMap<string, Aggregate>;
+  /** zero_plane_request_duration_seconds: the band is decided from its buckets, as the rules do. */
+  latency: HistogramFamily;
   malformedOptIn: number;
   lines: number;
   parseErrors: number;
@@ -24,18 +25,26 @@ export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdic
   const s = config.signals;
   const t = thresholds(s);
   const v = inputs.values;
-  // Compare p99 with the bounds themselves: (p99 − b) / b picks up float noise exactly at the ceiling.
-  const above = v.p99Seconds !== null && v.p99Seconds > t.ceiling;
-  const below = v.p99Seconds !== null && v.p99Seconds < t.floor;
+  const h = inputs.latency;
+  // Exact, and the same arithmetic as the rules: p99 > ceiling ⟺ more than 1 % of hits above the ceiling
+  // bucket; p99 ≤ floor ⟺ at least 99 % of hits in the floor bucket. The sketch's p99 is only an estimate.
+  const above = (where: Record<string, string>) => {
+    const { below, count } = h.cumulative(t.ceiling, where);
+    return count > 0 && 100 * (count - below) > count;
+  };
+  const atOrBelowFloor = (where: Record<string, string>) => {
+    const { below, count } = h.cumulative(t.floor, where);
+    return count > 0 && 100 * below >= 99 * count;
+  };
+  const hits = { hit: 'true' };
+  const aboveCeiling = above(hits);
   const stable = new Set(['', ...s.stableCohorts]);
-  const canaryAbove = [...inputs.cohorts].some(([cohort, agg]) => {
-    if (stable.has(cohort)) return false;
-    const p99 = agg.quantile(0.99);
-    return p99 !== null && p99 > t.ceiling;
-  });
+  const canaryAbove = h
+    .labelValues('cohort', hits)
+    .some((cohort) => !stable.has(cohort) && above({ ...hits, cohort }));
   return [
-    { name: P0_ALERT, firing: above && v.degradedCount > 0 },
-    { name: 'ZeroPlaneP99DriftOutOfBand', firing: above || below },
+    { name: P0_ALERT, firing: aboveCeiling && v.degradedCount > 0 },
+    { name: 'ZeroPlaneP99DriftOutOfBand', firing: aboveCeiling || atOrBelowFloor(hits) },
     { name: 'ZeroPlaneCanaryRollback', firing: canaryAbove },
     { name: 'ZeroPlaneHitRateLow', firing: v.hitRate !== null && v.hitRate < s.hitRateTarget },
     { name: 'ZeroPlaneDegradedRequests', firing: v.degradedCount > 0 },

@@ -14,13 +14,15 @@ const counts = (o: Record<string, number>) =>
 export function formatText(r: Report): string {
   const t = r.thresholds;
   const firing = r.alerts.filter((a) => a.firing).map((a) => a.name);
+  // The band verdict is the exact bucket decision the alert makes, not the sketch's p99 estimate.
+  const inBand = !firing.includes('ZeroPlaneP99DriftOutOfBand');
   const skipped = Object.values(r.parseErrors).reduce((a, b) => a + b, 0);
   const rows: [string, string, string][] = [
     ['hit rate', pct(r.hitRate), `${verdict(r.hitRate === null ? null : r.hitRate >= t.hitRateTarget)} (target ≥ ${pct(t.hitRateTarget, 1)})`],
     [
       'p99 drift',
       signed(r.p99Drift),
-      `${verdict(r.p99Seconds === null ? null : r.p99Seconds >= t.floor && r.p99Seconds <= t.ceiling)} (p99 ${ms(r.p99Seconds)}, band ${ms(t.floor)} – ${ms(t.ceiling)})`,
+      `${verdict(r.p99Seconds === null ? null : inBand)} (p99 ${ms(r.p99Seconds)}, band ${ms(t.floor)} – ${ms(t.ceiling)})`,
     ],
     ['degraded', String(r.degradedCount), `${verdict(r.records === 0 ? null : r.degradedCount === 0)} (target 0)`],
     [
