@@ -64,7 +64,13 @@ export class Pipeline implements LineSink {
     const route = m.route.map(r.route);
     const cohort = m.cohort.map(r.cohort);
 
-    m.requests.inc([hit, statusClass(r.status), model, route, cohort]);
+    if (m.requests.inc([hit, statusClass(r.status), model, route, cohort])) {
+      // Prometheus sees no increase in a series that appears already at 1: create the series the rules
+      // take increase() of at 0 as soon as their labels exist, so the first degraded request alerts.
+      m.degraded.touch([model, route, cohort]);
+      m.cached.touch([model, route]);
+      if (s.hit) for (const outcome of ['hit', 'miss']) m.warmup.touch([outcome, model]);
+    }
     m.duration.observe([hit, model, route, cohort], r.latencySeconds);
     if (s.degraded) m.degraded.inc([model, route, cohort]);
     if (s.warmup !== undefined) m.warmup.inc([s.warmup, model]);

@@ -2,24 +2,27 @@
 // declared once here: the parser and `--help` read the same table, so help never lies about a default.
 import { parseArgs } from 'node:util';
 
+export type Command = 'serve' | 'report' | 'generate';
+
 export interface FlagSpec {
   name: string;
   type: 'string' | 'boolean';
   help: string;
   default?: string;
-  commands: readonly ('serve' | 'report')[];
+  commands: readonly Command[];
 }
 
 export const FLAGS: readonly FlagSpec[] = [
-  { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report'] },
+  { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report', 'generate'] },
   { name: 'web.listen-address', type: 'string', help: 'Address to listen on for the web interface and telemetry.', default: ':9185', commands: ['serve'] },
   { name: 'web.telemetry-path', type: 'string', help: 'Path under which to expose metrics.', default: '/metrics', commands: ['serve'] },
   { name: 'tail.start-at', type: 'string', help: 'Where to start in files that already exist: end (new lines only) or start.', default: 'end', commands: ['serve'] },
-  { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ['serve', 'report'] },
+  { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ['serve', 'report', 'generate'] },
   { name: 'format', type: 'string', help: 'Output format: text or json.', default: 'text', commands: ['report'] },
   { name: 'fail-on', type: 'string', help: 'Exit 3 when this condition holds: P0, or comma-separated alert names.', commands: ['report'] },
-  { name: 'help', type: 'boolean', help: 'Show this help.', commands: ['serve', 'report'] },
-  { name: 'version', type: 'boolean', help: 'Show the version.', commands: ['serve', 'report'] },
+  { name: 'out', type: 'string', help: 'Directory to write the alerting pack to.', default: 'alerts', commands: ['generate'] },
+  { name: 'help', type: 'boolean', help: 'Show this help.', commands: ['serve', 'report', 'generate'] },
+  { name: 'version', type: 'boolean', help: 'Show the version.', commands: ['serve', 'report', 'generate'] },
 ];
 
 export class UsageError extends Error {}
@@ -29,7 +32,7 @@ export interface ParsedFlags {
   positionals: string[];
 }
 
-export function parseFlags(command: 'serve' | 'report', args: string[]): ParsedFlags {
+export function parseFlags(command: Command, args: string[]): ParsedFlags {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
   for (const f of FLAGS) if (f.commands.includes(command)) options[f.name] = f.name === 'help' ? { type: f.type, short: 'h' } : { type: f.type };
   try {
@@ -46,9 +49,11 @@ export function flagString(flags: ParsedFlags, name: string): string | undefined
   return FLAGS.find((f) => f.name === name)?.default;
 }
 
-export function helpText(command: 'serve' | 'report'): string {
+export function helpText(command: Command): string {
   const usage =
-    command === 'serve'
+    command === 'generate'
+      ? 'usage: zero-plane-exporter generate [flags]\n\nWrites the alerting pack (Prometheus rules, PrometheusRule, example Alertmanager config) from the config.'
+      : command === 'serve'
       ? 'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.'
       : 'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin) and prints the signals over all of them.\nExit codes: 0 done, 1 runtime failure, 2 bad usage or config, 3 the --fail-on condition held.';
   const rows = FLAGS.filter((f) => f.commands.includes(command)).map((f) => {

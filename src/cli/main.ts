@@ -2,16 +2,19 @@
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { createLogger, type LogLevel } from '../server/logger.js';
-import { flagString, helpText, parseFlags, UsageError, type ParsedFlags } from './flags.js';
+import { flagString, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
+import { writePack } from '../pack/write-pack.js';
 import { runReport } from './report-command.js';
 import { startServe } from './serve-command.js';
 import { VERSION } from './version.js';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+const COMMANDS: readonly Command[] = ['serve', 'report', 'generate'];
 
 export async function main(argv: string[]): Promise<number> {
-  const command = argv[0] === 'report' ? 'report' : 'serve';
-  const args = argv[0] === 'report' || argv[0] === 'serve' ? argv.slice(1) : argv;
+  const named = COMMANDS.find((c) => c === argv[0]);
+  const command: Command = named ?? 'serve';
+  const args = named === undefined ? argv : argv.slice(1);
   try {
     const flags = parseFlags(command, args);
     if (flags.values.help) {
@@ -27,6 +30,11 @@ export async function main(argv: string[]): Promise<number> {
     const log = createLogger(level);
     const config = loadConfig(flagString(flags, 'config.file'));
 
+    if (command === 'generate') {
+      if (flags.positionals.length > 0) throw new UsageError(`generate takes no arguments, got ${flags.positionals.join(' ')}`);
+      for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
+      return 0;
+    }
     if (command === 'report') {
       return await runReport(
         config,

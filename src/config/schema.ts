@@ -135,6 +135,56 @@ export const webSchema = z
   })
   .strict();
 
+export const gateSchema = z
+  .object({
+    /** A file holding the bearer token Alertmanager must send to the webhook; none = no auth. */
+    bearerTokenFile: z.string().min(1).optional(),
+    /** Alerts carrying this label value pause non-core calls (the P0). */
+    pauseLabel: z.string().min(1).default('priority'),
+    pauseValue: z.string().min(1).default('P0'),
+  })
+  .strict();
+
+const forDuration = z.string().transform((text, ctx) => {
+  const ms = text === '0s' || text === '0' ? 0 : parseDuration(text);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not a duration such as 0s, 2m or 1h` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** `for:` of each alert ("0s" = fire on the first evaluation). */
+const forSchema = z
+  .object({
+    p0: forDuration.default(120_000),
+    driftOutOfBand: forDuration.default(300_000),
+    canaryRollback: forDuration.default(600_000),
+    hitRateLow: forDuration.default(600_000),
+    degraded: forDuration.default(60_000),
+    warmupEfficiencyLow: forDuration.default(1_800_000),
+    optInMalformed: forDuration.default(0),
+    exporterDown: forDuration.default(300_000),
+    sourceStalled: forDuration.default(300_000),
+    parseErrorsHigh: forDuration.default(600_000),
+  })
+  .strict();
+
+/** How the alerting pack is generated: windows, `for` durations, selectors, links. */
+export const packSchema = z
+  .object({
+    rateWindow: duration.default(300_000),
+    evaluationInterval: duration.default(30_000),
+    /** Selects the exporter's scrape job in `up`, for ZeroPlaneExporterDown. */
+    exporterSelector: z.string().default('job="zero-plane-exporter"'),
+    runbookUrl: z.string().default('https://github.com/zero-plane/zero-plane-exporter/blob/main/docs/runbook.md'),
+    /** ZeroPlaneLogSourceStalled: no new record for this long. */
+    stalledAfter: duration.default(600_000),
+    for: forSchema.default(() => forSchema.parse({})),
+  })
+  .strict();
+
+
 export const configSchema = z
   .object({
     input: inputSchema.default(() => inputSchema.parse({})),
@@ -144,6 +194,8 @@ export const configSchema = z
     metrics: metricsSchema.default(() => metricsSchema.parse({})),
     sources: sourcesSchema.default(() => sourcesSchema.parse({})),
     web: webSchema.default(() => webSchema.parse({})),
+    gate: gateSchema.default(() => gateSchema.parse({})),
+    pack: packSchema.default(() => packSchema.parse({})),
   })
   .strict();
 

@@ -79,8 +79,11 @@ export class CounterFamily extends ScalarFamily {
     super(name, help, labelNames, 'counter');
   }
 
-  inc(values: readonly string[], by = 1): void {
+  /** Adds `by`; true when this created the series (its first event). */
+  inc(values: readonly string[], by = 1): boolean {
+    const before = this.series.size;
     this.cell(values).value += by;
+    return this.series.size !== before;
   }
 
   /** Creates the series at 0 so `increase()` sees the first event instead of a new series. */
