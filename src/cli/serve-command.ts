@@ -1,6 +1,9 @@
 // `serve`: follow the configured sources, keep the window, answer scrapes until SIGTERM/SIGINT.
 import type { Server } from 'node:http';
 import type { Config } from '../config/schema.js';
+import { gateRouter } from '../gate/gate-router.js';
+import { LoadSheddingGate } from '../gate/load-shedding-gate.js';
+import { readBearerTokenFile } from '../gate/read-token.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { buildRegistry } from '../metrics/registry.js';
 import { Pipeline } from '../pipeline.js';
@@ -21,9 +24,18 @@ export async function startServe(config: Config, log: Logger): Promise<RunningSe
   const listenAt = parseListenAddress(config.web.listenAddress);
   if (listenAt === undefined) throw new UsageError(`--web.listen-address: "${config.web.listenAddress}" is not HOST:PORT or :PORT`);
 
+  const tokenFile = config.gate.bearerTokenFile;
+  let bearerToken: string | undefined;
+  try {
+    bearerToken = tokenFile === undefined ? undefined : await readBearerTokenFile(tokenFile);
+  } catch (err) {
+    throw new UsageError(`gate.bearerTokenFile: ${(err as Error).message}`);
+  }
+
   const pipeline = new Pipeline(config);
   const gauges = new WindowGauges(pipeline.window, config.signals);
-  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families()], VERSION);
+  const gate = new LoadSheddingGate({ pauseLabel: config.gate.pauseLabel, pauseValue: config.gate.pauseValue });
+  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families(), gate.paused], VERSION);
 
   const events: SourceEvents = {
     error: (source, reason, detail) => {
@@ -45,7 +57,14 @@ export async function startServe(config: Config, log: Logger): Promise<RunningSe
   const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events) : undefined;
 
   let ready = false;
-  const app = createApp({ registry, telemetryPath: config.web.telemetryPath, beforeScrape: () => gauges.refresh(), ready: () => ready, version: VERSION });
+  const app = createApp({
+    registry,
+    telemetryPath: config.web.telemetryPath,
+    beforeScrape: () => gauges.refresh(),
+    ready: () => ready,
+    version: VERSION,
+    routers: [gateRouter(gate, bearerToken === undefined ? { log } : { bearerToken, log })],
+  });
   const server: Server = await listen(app, listenAt.host, listenAt.port);
   const address = boundAddress(server);
   await files?.start();

@@ -1,7 +1,7 @@
 // The endpoints Prometheus users expect from an exporter: /metrics, /-/healthy, /-/ready and a landing page.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type Router } from 'express';
 import type { Registry } from 'prom-client';
 
 export interface HttpOptions {
@@ -11,11 +11,14 @@ export interface HttpOptions {
   beforeScrape: () => void;
   ready: () => boolean;
   version: string;
+  /** Extra routes with their own absolute paths (the load-shedding gate). */
+  routers?: Router[];
 }
 
 export function createApp(opts: HttpOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  for (const router of opts.routers ?? []) app.use(router);
   app.get(opts.telemetryPath, async (_req, res) => {
     try {
       opts.beforeScrape();
@@ -49,6 +52,7 @@ function landingPage(telemetryPath: string, version: string): string {
 <li><a href="${esc(telemetryPath)}">Metrics</a></li>
 <li><a href="/-/healthy">Health</a></li>
 <li><a href="/-/ready">Readiness</a></li>
+<li><a href="/api/v1/gate">Load-shedding gate</a></li>
 </ul>
 </body></html>
 `;

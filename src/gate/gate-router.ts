@@ -1,0 +1,119 @@
+// HTTP face of the load-shedding gate: Alertmanager POSTs webhooks, the gateway polls the state.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../server/logger.js';
+import type { LoadSheddingGate } from './load-shedding-gate.js';
+import { parseWebhookPayload } from './webhook-payload.js';
+
+export const WEBHOOK_PATH = '/api/v1/alerts/webhook';
+export const GATE_PATH = '/api/v1/gate';
+export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface GateRouterOptions {
+  /** When set, the webhook requires `Authorization: Bearer <token>`. */
+  bearerToken?: string;
+  log: Logger;
+}
+
+export function gateRouter(gate: LoadSheddingGate, opts: GateRouterOptions): express.Router {
+  const { log } = opts;
+  if (opts.bearerToken !== undefined && opts.bearerToken === '') throw new Error('gate bearer token must not be empty');
+  const expected = opts.bearerToken === undefined ? undefined : sha256(opts.bearerToken);
+  const router = express.Router();
+
+  // Authenticate before reading the body, so an unauthenticated client cannot make us parse 1 MiB.
+  const authenticate = (req: Request, res: Response, next: NextFunction): void => {
+    if (expected === undefined) return next();
+    const header = req.get('authorization');
+    const m = header === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    const given = m?.[1];
+    // Both sides hashed: equal lengths for timingSafeEqual, and no length leaks through timing.
+    if (given !== undefined && timingSafeEqual(sha256(given), expected)) return next();
+    log.warn('gate webhook rejected', { reason: header === undefined ? 'missing bearer token' : 'wrong bearer token', remote: req.socket.remoteAddress });
+    res.set('WWW-Authenticate', 'Bearer realm="zero-plane-exporter"');
+    res.status(401).json({ error: header === undefined ? 'missing Authorization: Bearer token' : 'invalid bearer token' });
+  };
+
+  // Any Content-Type: the body is JSON by contract (Alertmanager sends application/json).
+  const json = express.json({ limit: WEBHOOK_BODY_LIMIT_BYTES, strict: true, type: () => true });
+
+  router.post(WEBHOOK_PATH, authenticate, json, (req: Request, res: Response) => {
+    // body-parser turns a zero-length body into {}; say what is actually wrong.
+    if (req.body === undefined || req.get('content-length') === '0') {
+      res.status(400).json({ error: 'empty body: expected an Alertmanager webhook JSON object' });
+      return;
+    }
+    const parsed = parseWebhookPayload(req.body);
+    if (!parsed.ok) {
+      log.warn('gate webhook rejected', { reason: parsed.error, remote: req.socket.remoteAddress });
+      res.status(400).json({ error: parsed.error });
+      return;
+    }
+    const before = gate.state();
+    gate.receive(parsed.payload);
+    const after = gate.state();
+    log.debug('gate webhook received', {
+      receiver: parsed.payload.receiver,
+      groupKey: parsed.payload.groupKey,
+      alerts: parsed.payload.alerts.length,
+      pauseNonCore: after.pauseNonCore,
+    });
+    if (!before.pauseNonCore && after.pauseNonCore) {
+      log.info('non-core calls paused', {
+        since: after.since ?? undefined,
+        alerts: after.alerts.map((a) => a.alertname).join(','),
+        fingerprints: after.alerts.map((a) => a.fingerprint).join(','),
+      });
+    } else if (before.pauseNonCore && !after.pauseNonCore) {
+      const began = before.since === null ? NaN : Date.parse(before.since);
+      log.info('non-core calls resumed', {
+        pausedSince: before.since ?? undefined,
+        pausedSeconds: Number.isFinite(began) ? Math.max(0, (Date.now() - began) / 1000) : undefined,
+      });
+    }
+    res.status(200).json({ status: 'ok', pauseNonCore: after.pauseNonCore });
+  });
+  router.all(WEBHOOK_PATH, methodNotAllowed('POST'));
+
+  router.get(GATE_PATH, (_req: Request, res: Response) => {
+    res.set('Cache-Control', 'no-store').json(gate.state());
+  });
+  router.all(GATE_PATH, methodNotAllowed('GET, HEAD'));
+
+  // Errors from the routes above (body-parser's included) become JSON, never express's HTML page.
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const { status, message } = describeError(err);
+    if (status >= 500) log.error('gate request failed', { path: req.path, error: err instanceof Error ? err.message : String(err) });
+    else log.warn('gate webhook rejected', { reason: message, remote: req.socket.remoteAddress });
+    res.status(status).json({ error: message });
+  });
+
+  return router;
+}
+
+function methodNotAllowed(allow: string) {
+  return (req: Request, res: Response): void => {
+    res.set('Allow', allow).status(405).json({ error: `method ${req.method} not allowed; use ${allow}` });
+  };
+}
+
+function describeError(err: unknown): { status: number; message: string } {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as { status?: unknown; statusCode?: unknown; type?: unknown; message?: unknown };
+  const raw = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : 500;
+  const status = raw >= 400 && raw < 600 ? raw : 500;
+  const detail = typeof e.message === 'string' ? e.message : String(err);
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return { status: 400, message: `body is not valid JSON (an Alertmanager webhook object expected): ${detail}` };
+    case 'entity.too.large':
+      return { status: 413, message: `body exceeds the ${WEBHOOK_BODY_LIMIT_BYTES} byte (1 MiB) limit` };
+    default:
+      return { status, message: status >= 500 ? 'internal error handling the gate request' : detail };
+  }
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}

@@ -1,0 +1,186 @@
+// The whole chain, live on loopback: the exporter follows a gateway log, a real Prometheus scrapes it and
+// evaluates the generated rules (a test copy with 10 s windows and no `for`), a real Alertmanager routes
+// with the committed example config, and the exporter's own webhook flips the load-shedding gate.
+import { createServer, type Server } from 'node:http';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { parseConfig } from '../src/config/load.js';
+import { renderPack } from '../src/pack/write-pack.js';
+import { requireBinary } from './helpers/binaries.js';
+import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
+import { freePort, startDaemon, type Daemon } from './helpers/processes.js';
+
+const EXAMPLE_AM = fileURLToPath(new URL('../alerts/alertmanager.example.yml', import.meta.url));
+const TOKEN = 'chain-test-token';
+
+interface Gate {
+  pauseNonCore: boolean;
+  since: string | null;
+  alerts: { alertname: string }[];
+}
+
+let dir: string;
+let log: string;
+let exporter: ServeProcess;
+let prometheus: Daemon;
+let alertmanager: Daemon;
+let sink: Server;
+const pagerNotifications: { status: string; alerts: { labels: Record<string, string> }[] }[] = [];
+let writer: NodeJS.Timeout | undefined;
+
+/** Appends 20 requests every 100 ms: `slowShare` of hits at 250 ms (above the 194.25 ms ceiling), `degraded` per batch. */
+function stream(kind: 'healthy' | 'drifting') {
+  if (writer) clearInterval(writer);
+  writer = setInterval(() => {
+    let body = '';
+    for (let i = 0; i < 20; i++) {
+      const slow = kind === 'drifting' && i < 4;
+      const profile = kind === 'drifting' && i === 0 ? 'warmup=hit, degraded' : 'warmup=hit';
+      body += `${JSON.stringify({
+        ts: Date.now() / 1000,
+        latency_ms: slow ? 250 : 180,
+        status: 200,
+        model: 'claude-zp',
+        route: '/v1/messages',
+        response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': profile },
+      })}\n`;
+    }
+    appendFileSync(log, body);
+  }, 100);
+}
+
+async function gate(): Promise<Gate> {
+  const res = await fetch(`${exporter.url}/api/v1/gate`, { signal: AbortSignal.timeout(2_000) });
+  return (await res.json()) as Gate;
+}
+
+async function promQuery(url: string, query: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
+  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(query)}`, { signal: AbortSignal.timeout(2_000) });
+  const body = (await res.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+  return body.data.result;
+}
+
+describe('exporter → Prometheus → Alertmanager → load-shedding gate', () => {
+  let promUrl: string;
+
+  beforeAll(async () => {
+    const amBin = requireBinary('prometheus-alertmanager');
+    dir = mkdtempSync(join(tmpdir(), 'zp-chain-'));
+    log = join(dir, 'gateway.log');
+    writeFileSync(log, '');
+    const tokenFile = join(dir, 'gate.token');
+    writeFileSync(tokenFile, `${TOKEN}\n`);
+
+    // Exporter, with the gate's bearer token required.
+    const exporterConfig = join(dir, 'zp.yml');
+    writeFileSync(exporterConfig, `gate:\n  bearerTokenFile: ${tokenFile}\n`);
+    exporter = await startServe([`--config.file=${exporterConfig}`, log]);
+
+    // A sink standing in for the pager and ticket receivers.
+    const sinkPort = await freePort();
+    sink = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        if (req.url === '/pager') pagerNotifications.push(JSON.parse(body) as (typeof pagerNotifications)[number]);
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => sink.listen(sinkPort, '127.0.0.1', resolve));
+
+    // Alertmanager with the committed example routing; only timings and receiver URLs are changed.
+    const am = parse(readFileSync(EXAMPLE_AM, 'utf8')) as {
+      route: Record<string, unknown> & { routes: Record<string, unknown>[] };
+      receivers: { name: string; webhook_configs: Record<string, unknown>[] }[];
+    };
+    for (const route of [am.route, ...am.route.routes]) {
+      route.group_wait = '0s';
+      route.group_interval = '1s';
+    }
+    for (const r of am.receivers) {
+      const hook = r.webhook_configs[0] as Record<string, unknown>;
+      if (r.name === 'load-shedding-gate') {
+        hook.url = `${exporter.url}/api/v1/alerts/webhook`;
+        hook.http_config = { authorization: { type: 'Bearer', credentials_file: tokenFile } };
+      } else {
+        hook.url = `http://127.0.0.1:${sinkPort}/${r.name}`;
+      }
+    }
+    const amConfig = join(dir, 'alertmanager.yml');
+    writeFileSync(amConfig, stringify(am));
+    const amPort = await freePort();
+    alertmanager = await startDaemon(
+      amBin,
+      [`--config.file=${amConfig}`, `--storage.path=${join(dir, 'am')}`, `--web.listen-address=127.0.0.1:${amPort}`, '--cluster.listen-address='],
+      `http://127.0.0.1:${amPort}/-/ready`,
+    );
+
+    // Prometheus with the generated rules, regenerated with short windows for the test.
+    const packConfig = parseConfig(
+      'pack:\n  rateWindow: 10s\n  evaluationInterval: 1s\n  for: { p0: 0s, driftOutOfBand: 0s, canaryRollback: 0s, hitRateLow: 0s, degraded: 0s, warmupEfficiencyLow: 0s, optInMalformed: 0s, exporterDown: 0s, sourceStalled: 0s, parseErrorsHigh: 0s }\n',
+      'test-pack.yml',
+    );
+    const rules = join(dir, 'rules.yml');
+    writeFileSync(rules, renderPack(packConfig).get('zero-plane.rules.yml') as string);
+    const promPort = await freePort();
+    promUrl = `http://127.0.0.1:${promPort}`;
+    const promConfig = join(dir, 'prometheus.yml');
+    writeFileSync(
+      promConfig,
+      stringify({
+        global: { scrape_interval: '1s', evaluation_interval: '1s' },
+        rule_files: [rules],
+        alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${amPort}`] }] }] },
+        scrape_configs: [{ job_name: 'zero-plane-exporter', static_configs: [{ targets: [exporter.url.replace('http://', '')] }] }],
+      }),
+    );
+    prometheus = await startDaemon(
+      requireBinary('prometheus'),
+      [`--config.file=${promConfig}`, `--storage.tsdb.path=${join(dir, 'prom')}`, `--web.listen-address=127.0.0.1:${promPort}`, '--rules.alert.resend-delay=1s'],
+      `${promUrl}/-/ready`,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    if (writer) clearInterval(writer);
+    await Promise.allSettled([prometheus?.stop(), alertmanager?.stop(), exporter?.stop('SIGKILL')]);
+    await new Promise((resolve) => (sink ? sink.close(resolve) : resolve(undefined)));
+  });
+
+  it('a healthy log never pauses the gate, while the rules do see it', async () => {
+    stream('healthy');
+    // The chain is live: the recording rules have the exporter's numbers...
+    await waitFor(async () => {
+      const r = await promQuery(promUrl, 'zero_plane:hit_rate:ratio_rate10s');
+      return r.length === 1 && Number(r[0]?.value[1]) === 1 ? true : undefined;
+    }, 20_000, 'Prometheus to record the hit rate');
+    // ...and for a further 6 s of healthy traffic the gate stays open.
+    const until = Date.now() + 6_000;
+    while (Date.now() < until) {
+      expect((await gate()).pauseNonCore).toBe(false);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(await promQuery(promUrl, 'ALERTS{alertname="ZeroPlaneP0DriftWithDegraded"}')).toEqual([]);
+  }, 40_000);
+
+  it('drift with degraded requests pauses non-core calls through the P0, and the pause ends when it resolves', async () => {
+    stream('drifting');
+    const paused = await waitFor(async () => {
+      const g = await gate();
+      return g.pauseNonCore ? g : undefined;
+    }, 30_000, 'the P0 to reach the gate');
+    expect(paused.alerts.map((a) => a.alertname)).toEqual(['ZeroPlaneP0DriftWithDegraded']);
+    expect(paused.since).not.toBeNull();
+    const metrics = await (await fetch(`${exporter.url}/metrics`)).text();
+    expect(metrics).toMatch(/^zero_plane_noncore_paused 1$/m);
+    // The P0 also paged (routed with continue: true).
+    await waitFor(() => (pagerNotifications.some((n) => n.alerts.some((a) => a.labels.alertname === 'ZeroPlaneP0DriftWithDegraded')) ? true : undefined), 10_000, 'the P0 page');
+
+    stream('healthy');
+    await waitFor(async () => ((await gate()).pauseNonCore ? undefined : true), 40_000, 'the gate to reopen once the P0 resolves');
+  }, 90_000);
+});
