@@ -77,7 +77,7 @@ describe('alerting pack', () => {
     expect(text).toContain('/ 0.2 - 1');
     expect(text).toContain('zero_plane:hit_rate:ratio_rate2m < 0.99');
     expect(text).toContain('[2m]');
-    expect(text).toContain('cohort!~"|stable|ga\\\\.1"');
+    expect(text).toContain('cohort!~"|stable|ga\\\\.1|__other__"');
     expect(text).not.toContain('0.19425');
   });
 });

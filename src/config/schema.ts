@@ -161,7 +161,8 @@ const forSchema = z
     driftOutOfBand: forDuration.default(300_000),
     canaryRollback: forDuration.default(600_000),
     hitRateLow: forDuration.default(600_000),
-    degraded: forDuration.default(60_000),
+    // Longer than p0's, so the P0 is firing (and inhibits this warning) before the warning would fire.
+    degraded: forDuration.default(180_000),
     warmupEfficiencyLow: forDuration.default(1_800_000),
     optInMalformed: forDuration.default(0),
     exporterDown: forDuration.default(300_000),

@@ -3,6 +3,7 @@
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
+import { OVERFLOW_VALUE } from '../metrics/label-limiter.js';
 
 export interface RecordingRule {
   record: string;
@@ -65,7 +66,8 @@ export function ruleGroups(config: Config): RuleGroup[] {
   const atOrBelowFloor = `zero_plane:latency_at_or_below_floor:ratio_${rate}`;
   const degraded = `zero_plane:degraded_requests:increase${w}`;
   const drift = `zero_plane:p99_drift:ratio_${rate}`;
-  const stableCohorts = ['', ...s.stableCohorts].map(promRegexLiteral).join('|');
+  // No cohort, the stable ones, and the overflow bucket (values past the label limit) are not canaries.
+  const stableCohorts = ['', ...s.stableCohorts, OVERFLOW_VALUE].map(promRegexLiteral).join('|');
   const driftOf = `{{ with query (printf "${drift}{job='%s'}" $labels.job) }}{{ . | first | value | humanizePercentage }}{{ else }}unknown{{ end }}`;
 
   const recording: RecordingRule[] = [

@@ -2,6 +2,7 @@
 // alerts/ decide the same conditions from Prometheus series, with the same thresholds from the config.
 import type { Config } from '../config/schema.js';
 import { thresholds } from '../metrics/buckets.js';
+import { OVERFLOW_VALUE } from '../metrics/label-limiter.js';
 import type { HistogramFamily } from '../metrics/families.js';
 import type { SignalValues } from '../windows/summarize.js';
 
@@ -38,7 +39,7 @@ export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdic
   };
   const hits = { hit: 'true' };
   const aboveCeiling = above(hits);
-  const stable = new Set(['', ...s.stableCohorts]);
+  const stable = new Set(['', ...s.stableCohorts, OVERFLOW_VALUE]);
   const canaryAbove = h
     .labelValues('cohort', hits)
     .some((cohort) => !stable.has(cohort) && above({ ...hits, cohort }));
