@@ -1,0 +1,50 @@
+// One gateway access-log line in the exporter's default format (SPEC §3, preset `default`).
+import type { IncomingHttpHeaders } from 'node:http';
+import { OPT_IN_HEADER } from '../simulate/protocol.js';
+
+export interface RoundTrip {
+  /** Epoch ms when the request was started. */
+  startedAtMs: number;
+  latencyMs: number;
+  status: number;
+  model: string;
+  route: string;
+  cohort: string;
+  responseHeaders: IncomingHttpHeaders;
+  /** The opt-in value sent, or undefined when none was. */
+  optIn: string | undefined;
+}
+
+export interface GatewayLogRecord {
+  ts: string;
+  latency_ms: number;
+  status: number;
+  model: string;
+  route: string;
+  cohort: string;
+  response_headers: Record<string, string>;
+  request_headers: Record<string, string>;
+}
+
+export function gatewayLogRecord(t: RoundTrip): GatewayLogRecord {
+  const response: Record<string, string> = {};
+  for (const [name, value] of Object.entries(t.responseHeaders)) {
+    if (value === undefined) continue;
+    response[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return {
+    ts: new Date(t.startedAtMs).toISOString(),
+    latency_ms: Math.round(t.latencyMs * 1000) / 1000,
+    status: t.status,
+    model: t.model,
+    route: t.route,
+    cohort: t.cohort,
+    response_headers: response,
+    request_headers: t.optIn === undefined ? {} : { [OPT_IN_HEADER]: t.optIn },
+  };
+}
+
+/** The line, without its newline. */
+export function gatewayLogLine(t: RoundTrip): string {
+  return JSON.stringify(gatewayLogRecord(t));
+}

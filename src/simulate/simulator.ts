@@ -1,0 +1,167 @@
+// A local HTTP server that answers `POST /v1/messages` the way a Zero-Plane deployment does (see decide.ts
+// for the rules), with runtime fault injection on `/admin/faults`, so integrations can be tested offline.
+import { setMaxListeners } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { decide } from './decide.js';
+import { FaultController, FaultValidationError, type Faults } from './faults.js';
+import { resolveProfile, type ProfileOverrides, type SimulatorProfile } from './profile.js';
+import { anthropicError, FAULTS_PATH, HEALTH_PATH, MESSAGES_PATH, OPT_IN_HEADER, type AnthropicErrorType } from './protocol.js';
+import { createRng, type Rng } from './random.js';
+import { RepeatTracker } from './repeat-tracker.js';
+
+/** Waits `ms`; rejects when `signal` aborts (the simulator closing). Injected by tests that must not wait. */
+export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
+
+export interface SimulatorOptions extends ProfileOverrides {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0: an ephemeral port (see `url`). */
+  port?: number;
+  /** Faults active from the start (default none). */
+  faults?: Partial<Faults>;
+  /** Seed of the random source (latency jitter, degraded/warm-up/fallback draws, ids). */
+  seed?: number;
+  /** A random source instead of the seeded one. */
+  rng?: Rng;
+  /** Replaces the real wait (setTimeout); the decided delay is still computed and reported. */
+  sleep?: Sleep;
+}
+
+export interface RunningSimulator {
+  /** http://HOST:PORT, without a trailing slash. */
+  url: string;
+  faults: FaultController;
+  profile: SimulatorProfile;
+  close(): Promise<void>;
+}
+
+const realSleep: Sleep = (ms, signal) => sleepFor(ms, undefined, { signal });
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, ...overrides } = opts;
+  const profile = resolveProfile(overrides);
+  const faults = new FaultController(initialFaults);
+  const rng = givenRng ?? createRng(seed);
+  const repeats = new RepeatTracker();
+  const closing = new AbortController();
+  // Every pending answer listens on this one signal while it waits; they are removed as each wait ends.
+  setMaxListeners(0, closing.signal);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  // Any content type: the body is JSON by contract, and saying "not JSON" beats a silent empty body.
+  const rawText = express.text({ type: () => true, limit: profile.bodyLimitBytes });
+
+  app.post(MESSAGES_PATH, rawText, async (req: Request, res: Response) => {
+    const started = performance.now();
+    const body = typeof req.body === 'string' ? req.body : '';
+    const optIn = req.headers[OPT_IN_HEADER];
+    const decision = decide(
+      { body, optIn: Array.isArray(optIn) ? optIn.join(', ') : optIn, repeat: repeats.see(body) },
+      { profile, faults: faults.get(), rng },
+    );
+    const remaining = decision.delayMs - (performance.now() - started);
+    if (remaining > 0) {
+      try {
+        await sleep(remaining, closing.signal);
+      } catch {
+        if (closing.signal.aborted) return; // shutting down: the connection is being dropped
+        throw new Error('simulator sleep failed');
+      }
+    }
+    if (res.destroyed) return;
+    res.status(decision.status).set(decision.headers).json(decision.body);
+  });
+  app.all(MESSAGES_PATH, (_req, res) => {
+    res.set('Allow', 'POST');
+    sendError(res, 405, 'invalid_request_error', `${MESSAGES_PATH} only accepts POST`);
+  });
+
+  app.get(FAULTS_PATH, (_req, res) => {
+    res.json(faults.get());
+  });
+  const changeFaults = (apply: (input: unknown) => Faults) => (req: Request, res: Response) => {
+    const text = typeof req.body === 'string' ? req.body : '';
+    let input: unknown;
+    try {
+      input = JSON.parse(text);
+    } catch (err) {
+      sendError(res, 400, 'invalid_request_error', `body is not valid JSON: ${(err as Error).message}`);
+      return;
+    }
+    try {
+      res.json(apply(input));
+    } catch (err) {
+      if (!(err instanceof FaultValidationError)) throw err;
+      sendError(res, 400, 'invalid_request_error', err.message);
+    }
+  };
+  app.put(FAULTS_PATH, rawText, changeFaults((input) => faults.set(input)));
+  app.patch(FAULTS_PATH, rawText, changeFaults((input) => faults.update(input)));
+  app.delete(FAULTS_PATH, (_req, res) => {
+    res.json(faults.reset());
+  });
+  app.all(FAULTS_PATH, (_req, res) => {
+    res.set('Allow', 'GET, PUT, PATCH, DELETE');
+    sendError(res, 405, 'invalid_request_error', `${FAULTS_PATH} accepts GET, PUT, PATCH and DELETE`);
+  });
+
+  app.get(HEALTH_PATH, (_req, res) => {
+    res.type('text/plain').send('zero-plane simulator is Healthy.\n');
+  });
+  app.use((req, res) => {
+    sendError(res, 404, 'not_found_error', `no route for ${req.method} ${req.path}`);
+  });
+  // Body-parser failures (too large, bad encoding) and anything unexpected, still Anthropic-shaped JSON.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = httpStatusOf(err);
+    if (status === 413) sendError(res, 413, 'request_too_large', `request body exceeds ${profile.bodyLimitBytes} bytes`);
+    else if (status !== undefined && status >= 400 && status < 500) sendError(res, status, 'invalid_request_error', (err as Error).message);
+    else sendError(res, 500, 'api_error', 'internal simulator error');
+  });
+
+  const server = await listen(app, host, port);
+  const address = server.address() as AddressInfo;
+  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${hostForUrl}:${address.port}`,
+    faults,
+    profile,
+    close() {
+      closed ??= new Promise<void>((resolve, reject) => {
+        closing.abort();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
+
+function listen(app: express.Express, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once('error', reject);
+    server.once('listening', () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+function sendError(res: Response, status: number, type: AnthropicErrorType, message: string): void {
+  if (res.headersSent || res.destroyed) return;
+  res.status(status).json(anthropicError(type, message));
+}
+
+function httpStatusOf(err: unknown): number | undefined {
+  if (err === null || typeof err !== 'object') return undefined;
+  const s = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
+  return typeof s === 'number' ? s : undefined;
+}
