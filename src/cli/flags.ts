@@ -2,7 +2,7 @@
 // declared once here: the parser and `--help` read the same table, so help never lies about a default.
 import { parseArgs } from 'node:util';
 
-export type Command = 'serve' | 'report' | 'generate';
+export type Command = 'serve' | 'report' | 'generate' | 'demo' | 'simulate' | 'load';
 
 export interface FlagSpec {
   name: string;
@@ -13,16 +13,25 @@ export interface FlagSpec {
 }
 
 export const FLAGS: readonly FlagSpec[] = [
-  { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report', 'generate'] },
-  { name: 'web.listen-address', type: 'string', help: 'Address to listen on for the web interface and telemetry.', default: ':9185', commands: ['serve'] },
-  { name: 'web.telemetry-path', type: 'string', help: 'Path under which to expose metrics.', default: '/metrics', commands: ['serve'] },
+  { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report', 'generate', 'demo'] },
+  { name: 'web.listen-address', type: 'string', help: 'Address to listen on for the web interface and telemetry.', default: ':9185', commands: ['serve', 'demo'] },
+  { name: 'web.telemetry-path', type: 'string', help: 'Path under which to expose metrics.', default: '/metrics', commands: ['serve', 'demo'] },
+  { name: 'demo.rate', type: 'string', help: 'Requests per second the demo load generator sends to the simulator.', default: '20', commands: ['demo'] },
+  { name: 'simulate.listen-address', type: 'string', help: 'Address the simulated LLM endpoint (POST /v1/messages) listens on.', default: '127.0.0.1:8787', commands: ['simulate'] },
+  { name: 'simulate.mode', type: 'string', help: 'Throttle mode of the simulated layer: strict (429 on long contexts), balanced or adaptive.', default: 'balanced', commands: ['simulate'] },
+  { name: 'simulate.fast-latency-ms', type: 'string', help: 'Mean latency of the fast layer in ms (jitter ±5 ms); 180 gives a p99 near the 185 ms baseline.', default: '120', commands: ['simulate'] },
+  { name: 'load.target', type: 'string', help: 'Base URL of the endpoint to drive (the simulator, or any compatible one).', default: 'http://127.0.0.1:8787', commands: ['load'] },
+  { name: 'load.rate', type: 'string', help: 'Requests per second.', default: '20', commands: ['load'] },
+  { name: 'load.out', type: 'string', help: 'Gateway log to append one JSON line per round trip to.', default: 'gateway.log', commands: ['load'] },
+  { name: 'load.duration', type: 'string', help: 'Stop after this long (e.g. 30s); unset = until SIGTERM/SIGINT.', commands: ['load'] },
+  { name: 'seed', type: 'string', help: 'Seed of the random choices, for a repeatable run.', commands: ['demo', 'simulate', 'load'] },
   { name: 'tail.start-at', type: 'string', help: 'Where to start in files that already exist: end (new lines only) or start.', default: 'end', commands: ['serve'] },
-  { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ['serve', 'report', 'generate'] },
+  { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
   { name: 'format', type: 'string', help: 'Output format: text or json.', default: 'text', commands: ['report'] },
   { name: 'fail-on', type: 'string', help: 'Exit 3 when this condition holds: P0, or comma-separated alert names.', commands: ['report'] },
   { name: 'out', type: 'string', help: 'Directory to write the alerting pack to.', default: 'alerts', commands: ['generate'] },
-  { name: 'help', type: 'boolean', help: 'Show this help.', commands: ['serve', 'report', 'generate'] },
-  { name: 'version', type: 'boolean', help: 'Show the version.', commands: ['serve', 'report', 'generate'] },
+  { name: 'help', type: 'boolean', help: 'Show this help.', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
+  { name: 'version', type: 'boolean', help: 'Show the version.', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
 ];
 
 export class UsageError extends Error {}
@@ -49,13 +58,20 @@ export function flagString(flags: ParsedFlags, name: string): string | undefined
   return FLAGS.find((f) => f.name === name)?.default;
 }
 
+const USAGE: Record<Command, string> = {
+  serve:
+    'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.',
+  report:
+    'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin) and prints the signals over all of them.\nExit codes: 0 done, 1 runtime failure, 2 bad usage or config, 3 the --fail-on condition held.',
+  generate: 'usage: zero-plane-exporter generate [flags]\n\nWrites the alerting pack (Prometheus rules, PrometheusRule, example Alertmanager config) from the config.',
+  demo: 'usage: zero-plane-exporter demo [flags]\n\nRuns the simulator, a load generator and the exporter together: live signals at http://localhost:9185/ with no config.',
+  simulate:
+    'usage: zero-plane-exporter simulate [flags]\n\nServes a simulated Zero-Plane LLM endpoint (POST /v1/messages) with fault injection on /admin/faults.',
+  load: 'usage: zero-plane-exporter load [flags]\n\nSends requests to an LLM endpoint at a steady rate and writes the gateway log of the round trips.',
+};
+
 export function helpText(command: Command): string {
-  const usage =
-    command === 'generate'
-      ? 'usage: zero-plane-exporter generate [flags]\n\nWrites the alerting pack (Prometheus rules, PrometheusRule, example Alertmanager config) from the config.'
-      : command === 'serve'
-      ? 'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.'
-      : 'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin) and prints the signals over all of them.\nExit codes: 0 done, 1 runtime failure, 2 bad usage or config, 3 the --fail-on condition held.';
+  const usage = USAGE[command];
   const rows = FLAGS.filter((f) => f.commands.includes(command)).map((f) => {
     const left = `  --${f.name}${f.type === 'string' ? '=VALUE' : ''}`;
     return `${left.padEnd(30)}${f.help}${f.default !== undefined ? ` (default: ${f.default})` : ''}`;

@@ -1,20 +1,30 @@
-// The command line: a thin shell that parses flags, loads the config and runs `serve` or `report`.
+// The command line: a thin shell that parses flags, loads the config and runs one command.
 import { ConfigError, loadConfig } from '../config/load.js';
+import { parseDuration } from '../config/duration.js';
 import type { Config } from '../config/schema.js';
-import { createLogger, type LogLevel } from '../server/logger.js';
-import { flagString, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
+import { LoadGenerator } from '../loadgen/load-generator.js';
 import { writePack } from '../pack/write-pack.js';
+import { parseListenAddress } from '../server/http-server.js';
+import { createLogger, type Logger, type LogLevel } from '../server/logger.js';
+import { startSimulator } from '../simulate/simulator.js';
+import { startDemo } from './demo-command.js';
+import { flagString, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
 import { runReport } from './report-command.js';
 import { startServe } from './serve-command.js';
 import { VERSION } from './version.js';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
-const COMMANDS: readonly Command[] = ['serve', 'report', 'generate'];
+const COMMANDS: readonly Command[] = ['serve', 'report', 'generate', 'demo', 'simulate', 'load'];
 
 export async function main(argv: string[]): Promise<number> {
   const named = COMMANDS.find((c) => c === argv[0]);
   const command: Command = named ?? 'serve';
   const args = named === undefined ? argv : argv.slice(1);
+  // Handlers go in before anything starts, so a signal during start-up is still a clean shutdown.
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
   try {
     const flags = parseFlags(command, args);
     if (flags.values.help) {
@@ -29,29 +39,52 @@ export async function main(argv: string[]): Promise<number> {
     if (!LEVELS.includes(level)) throw new UsageError(`--log.level must be one of ${LEVELS.join(', ')}`);
     const log = createLogger(level);
     const config = loadConfig(flagString(flags, 'config.file'));
-
-    if (command === 'generate') {
-      if (flags.positionals.length > 0) throw new UsageError(`generate takes no arguments, got ${flags.positionals.join(' ')}`);
-      for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
+    const until = async (stop: () => Promise<void>) => {
+      const signal = await signalled;
+      log.info('shutting down', { signal });
+      await stop();
       return 0;
+    };
+
+    switch (command) {
+      case 'report':
+        return await runReport(
+          config,
+          { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
+          (text) => process.stdout.write(text),
+        );
+      case 'generate':
+        noPositionals(flags, command);
+        for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
+        return 0;
+      case 'serve': {
+        const server = await startServe(withServeFlags(config, flags), log);
+        return await until(() => server.stop());
+      }
+      case 'demo': {
+        noPositionals(flags, command);
+        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags) }, log);
+        return await until(() => demo.stop());
+      }
+      case 'simulate': {
+        noPositionals(flags, command);
+        const at = listenAddress(flagString(flags, 'simulate.listen-address') as string, 'simulate.listen-address');
+        const mode = flagString(flags, 'simulate.mode');
+        if (mode !== 'strict' && mode !== 'balanced' && mode !== 'adaptive') throw new UsageError('--simulate.mode must be strict, balanced or adaptive');
+        const simulator = await startSimulator({
+          ...(at.host === undefined ? {} : { host: at.host }),
+          port: at.port,
+          mode,
+          fastLatency: { meanMs: positiveNumber(flags, 'simulate.fast-latency-ms') },
+          ...seedOf(flags),
+        });
+        log.info('simulating', { messages: `${simulator.url}/v1/messages`, faults: `${simulator.url}/admin/faults` });
+        return await until(() => simulator.close());
+      }
+      case 'load':
+        noPositionals(flags, command);
+        return await runLoad(flags, log, signalled);
     }
-    if (command === 'report') {
-      return await runReport(
-        config,
-        { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
-        (text) => process.stdout.write(text),
-      );
-    }
-    // Handlers go in before the server starts, so a signal during start-up is still a clean shutdown.
-    const signalled = new Promise<string>((resolve) => {
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-      process.once('SIGINT', () => resolve('SIGINT'));
-    });
-    const server = await startServe(withServeFlags(config, flags), log);
-    const signal = await signalled;
-    log.info('shutting down', { signal });
-    await server.stop();
-    return 0;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`zero-plane-exporter: bad config:\n${err.message}\n`);
@@ -64,6 +97,55 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`zero-plane-exporter: ${(err as Error).message}\n`);
     return 1;
   }
+}
+
+async function runLoad(flags: ParsedFlags, log: Logger, signalled: Promise<string>): Promise<number> {
+  const durationText = flagString(flags, 'load.duration');
+  const durationMs = durationText === undefined ? undefined : parseDuration(durationText);
+  if (durationText !== undefined && durationMs === undefined) throw new UsageError(`--load.duration: "${durationText}" is not a duration such as 30s`);
+  let errors = 0;
+  const load = new LoadGenerator({
+    target: flagString(flags, 'load.target') as string,
+    ratePerSecond: positiveNumber(flags, 'load.rate'),
+    logPath: flagString(flags, 'load.out') as string,
+    ...seedOf(flags),
+    // One line per failed request would flood the log when the target is down: report the first, count the rest.
+    onError: (err) => {
+      if (errors++ === 0) log.warn('request failed; counting further failures', { detail: err.message });
+    },
+  });
+  load.start();
+  log.info('sending', { target: flagString(flags, 'load.target'), rate: flagString(flags, 'load.rate'), out: flagString(flags, 'load.out') });
+  const timer = durationMs === undefined ? undefined : new Promise((resolve) => setTimeout(resolve, durationMs).unref());
+  await Promise.race([signalled, ...(timer ? [timer] : [])]);
+  await load.stop();
+  log.info('done', { sent: load.stats.sent, completed: load.stats.completed, errors: load.stats.errors, dropped: load.stats.dropped, byStatus: JSON.stringify(load.stats.byStatus) });
+  return 0;
+}
+
+function noPositionals(flags: ParsedFlags, command: Command): void {
+  if (flags.positionals.length > 0) throw new UsageError(`${command} takes no arguments, got ${flags.positionals.join(' ')}`);
+}
+
+function positiveNumber(flags: ParsedFlags, name: string): number {
+  const text = flagString(flags, name);
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, not "${text}"`);
+  return n;
+}
+
+function seedOf(flags: ParsedFlags): { seed?: number } {
+  const text = flagString(flags, 'seed');
+  if (text === undefined) return {};
+  const seed = Number(text);
+  if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, not "${text}"`);
+  return { seed };
+}
+
+function listenAddress(text: string, flag: string) {
+  const at = parseListenAddress(text);
+  if (at === undefined) throw new UsageError(`--${flag}: "${text}" is not HOST:PORT or :PORT`);
+  return at;
 }
 
 /** Flags given on the command line win over the config file; positional FILEs add to its sources. */

@@ -10,6 +10,7 @@ import { Pipeline } from '../pipeline.js';
 import { boundAddress, createApp, listen, parseListenAddress } from '../server/http-server.js';
 import type { Logger } from '../server/logger.js';
 import { FileFollower, StdinFollower } from '../source/file-follower.js';
+import type { FaultController } from '../simulate/faults.js';
 import type { SourceEvents } from '../source/line-sink.js';
 import { UsageError } from './flags.js';
 import { VERSION } from './version.js';
@@ -20,7 +21,12 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServe(config: Config, log: Logger): Promise<RunningServer> {
+/** What only the demo adds: the simulator's faults, so the landing page can inject them. */
+export interface ServeExtras {
+  faults?: FaultController;
+}
+
+export async function startServe(config: Config, log: Logger, extras: ServeExtras = {}): Promise<RunningServer> {
   const listenAt = parseListenAddress(config.web.listenAddress);
   if (listenAt === undefined) throw new UsageError(`--web.listen-address: "${config.web.listenAddress}" is not HOST:PORT or :PORT`);
 

@@ -1,0 +1,77 @@
+// `demo` (what `npm start` runs): the simulator, a load generator writing a gateway log from real round
+// trips, and the exporter following that log, in one process with no config, so a newcomer sees the
+// four signals live in seconds and can inject faults to watch the P0 appear.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { LoadGenerator } from '../loadgen/load-generator.js';
+import type { Logger } from '../server/logger.js';
+import { EXPORTER_BASELINE_FAST_LATENCY } from '../simulate/profile.js';
+import { startSimulator } from '../simulate/simulator.js';
+import { startServe, type RunningServer } from './serve-command.js';
+
+export interface DemoOptions {
+  ratePerSecond: number;
+  seed?: number;
+}
+
+/** A healthy mix: rare malformed opt-ins and long contexts, so the tiles start green and faults stand out. */
+const DEMO_MIX = { malformedOptIn: 0.002, missingOptIn: 0, longConversation: 0.001, longSystemPrompt: 0, stream: 0 };
+/** Connection errors are logged at most this often: a dead target would otherwise log every request. */
+const ERROR_LOG_INTERVAL_MS = 5_000;
+
+export interface RunningDemo {
+  server: RunningServer;
+  simulatorUrl: string;
+  logPath: string;
+  stop(): Promise<void>;
+}
+
+export async function startDemo(config: Config, opts: DemoOptions, log: Logger): Promise<RunningDemo> {
+  // The fast layer is tuned to the exporter's default baseline (p99 ≈ 185 ms), so "healthy" is the start.
+  const simulator = await startSimulator({ fastLatency: EXPORTER_BASELINE_FAST_LATENCY, ...(opts.seed === undefined ? {} : { seed: opts.seed }) });
+  const logPath = join(mkdtempSync(join(tmpdir(), 'zero-plane-demo-')), 'gateway.log');
+  let lastErrorLog = 0;
+  const load = new LoadGenerator({
+    target: simulator.url,
+    ratePerSecond: opts.ratePerSecond,
+    logPath,
+    mix: DEMO_MIX,
+    ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+    onError: (err) => {
+      if (Date.now() - lastErrorLog < ERROR_LOG_INTERVAL_MS) return;
+      lastErrorLog = Date.now();
+      log.warn('load generator request failed', { detail: err.message });
+    },
+  });
+  load.start();
+  const server = await startServe(
+    { ...config, sources: { ...config.sources, files: [logPath], startAt: 'start' } },
+    log,
+    { faults: simulator.faults },
+  );
+  // Bound to every interface ("[::]:9185"): a browser on this machine reaches it as localhost.
+  const base = `http://${server.address.replace(/^(\[::\]|0\.0\.0\.0):/, 'localhost:')}`;
+  log.info('demo running', {
+    exporter: `${base}/`,
+    metrics: `${base}${config.web.telemetryPath}`,
+    simulator: `${simulator.url}/v1/messages`,
+    faults: `${simulator.url}/admin/faults`,
+    log: logPath,
+  });
+  process.stdout.write(
+    `zero-plane-exporter demo: open ${base}/ (metrics ${base}${config.web.telemetryPath}); ` +
+      `simulated LLM endpoint ${simulator.url}/v1/messages, faults ${simulator.url}/admin/faults. Ctrl-C stops.\n`,
+  );
+  return {
+    server,
+    simulatorUrl: simulator.url,
+    logPath,
+    async stop() {
+      await load.stop();
+      await server.stop();
+      await simulator.close();
+    },
+  };
+}
