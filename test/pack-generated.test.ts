@@ -11,6 +11,7 @@ import { parseConfig } from '../src/config/load.js';
 import { defaultConfig } from '../src/config/schema.js';
 import { ALERT_NAMES, ruleGroups } from '../src/pack/rules.js';
 import { renderPack } from '../src/pack/write-pack.js';
+import { renderDashboards } from '../src/dashboards/render-dashboards.js';
 import { requireBinary } from './helpers/binaries.js';
 import { runCli } from './helpers/cli-process.js';
 
@@ -30,9 +31,10 @@ describe('alerting pack', () => {
 
   it('`generate --out DIR` writes the same files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'zp-pack-'));
-    const r = runCli(['generate', '--out', dir, '--log.level=warn']);
+    const r = runCli(['generate', '--out', dir, `--dashboards.out=${join(dir, 'dashboards')}`, '--log.level=warn']);
     expect(r.code).toBe(0);
     for (const [file, content] of renderPack(defaultConfig())) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
+    for (const [file, content] of renderDashboards(defaultConfig())) expect(readFileSync(join(dir, 'dashboards', file), 'utf8')).toBe(content);
   });
 
   it('promtool check rules accepts the rules, plain and as a PrometheusRule, with lint fatal', () => {

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import { parseDuration } from '../config/duration.js';
 import type { Config } from '../config/schema.js';
 import { LoadGenerator } from '../loadgen/load-generator.js';
+import { writeDashboards } from '../dashboards/render-dashboards.js';
 import { writePack } from '../pack/write-pack.js';
 import { parseListenAddress } from '../server/http-server.js';
 import { createLogger, type Logger, type LogLevel } from '../server/logger.js';
@@ -56,6 +57,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'generate':
         noPositionals(flags, command);
         for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
+        for (const path of writeDashboards(config, flagString(flags, 'dashboards.out') as string)) log.info('wrote', { path });
         return 0;
       case 'serve': {
         const server = await startServe(withServeFlags(config, flags), log);

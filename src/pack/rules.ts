@@ -39,12 +39,17 @@ export const ALERT_NAMES = [
 ] as const;
 
 /** Share of requests that may be slower than the ceiling while p99 still is not. */
-const P99_TAIL = 0.01;
+export const P99_TAIL = 0.01;
 
 const ms = (seconds: number) => `${Number((seconds * 1000).toPrecision(10))} ms`;
 const pct = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} %`;
 /** Escapes a literal for use inside a PromQL regex in a double-quoted string. */
 const promRegexLiteral = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\\\$&').replace(/"/g, '\\"');
+
+/** Cohorts that are not canaries: none, the stable ones, and the overflow bucket (values past the label limit). */
+export function nonCanaryCohortRegex(config: Config): string {
+  return ['', ...config.signals.stableCohorts, OVERFLOW_VALUE].map(promRegexLiteral).join('|');
+}
 
 export function ruleGroups(config: Config): RuleGroup[] {
   const s = config.signals;
@@ -66,8 +71,7 @@ export function ruleGroups(config: Config): RuleGroup[] {
   const atOrBelowFloor = `zero_plane:latency_at_or_below_floor:ratio_${rate}`;
   const degraded = `zero_plane:degraded_requests:increase${w}`;
   const drift = `zero_plane:p99_drift:ratio_${rate}`;
-  // No cohort, the stable ones, and the overflow bucket (values past the label limit) are not canaries.
-  const stableCohorts = ['', ...s.stableCohorts, OVERFLOW_VALUE].map(promRegexLiteral).join('|');
+  const stableCohorts = nonCanaryCohortRegex(config);
   const driftOf = `{{ with query (printf "${drift}{job='%s'}" $labels.job) }}{{ . | first | value | humanizePercentage }}{{ else }}unknown{{ end }}`;
 
   const recording: RecordingRule[] = [

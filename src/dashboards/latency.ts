@@ -1,0 +1,206 @@
+// "Zero-Plane latency": the distribution from the histogram buckets (heatmap, quantiles), the exporter's own
+// window gauges (p50/p99/p99.9 and σ), canary cohorts against the rest, and a per model/route breakdown.
+import type { Config } from '../config/schema.js';
+import { formatDuration } from '../config/duration.js';
+import { thresholds } from '../metrics/buckets.js';
+import { buildDashboard, heatmapPanel, timeseriesPanel, type Section } from './panels.js';
+import { nonCanaryCohortRegex } from '../pack/rules.js';
+import { P99_TAIL, rate, sel } from './queries.js';
+import { bandSteps, describeBand, pct, TAGS } from './shared.js';
+
+export const LATENCY_UID = 'zero-plane-latency';
+
+export function latencyDashboard(config: Config) {
+  const s = config.signals;
+  const t = thresholds(s);
+  const all = ['job', 'model', 'route', 'cohort'] as const;
+  const bucket = 'zero_plane_request_duration_seconds_bucket';
+  const count = 'zero_plane_request_duration_seconds_count';
+  const hitBuckets = (by: string, ...extra: string[]) => `sum by (${by}) (${rate(sel(bucket, all, 'hit="true"', ...extra))})`;
+  const quantile = (q: number, by = 'le', ...extra: string[]) => `histogram_quantile(${q}, ${hitBuckets(by, ...extra)})`;
+  const stable = nonCanaryCohortRegex(config);
+  const canary = `cohort!~"${stable}"`;
+  const rest = `cohort=~"${stable}"`;
+  /** Exact share of hit requests slower than the ceiling, from the bucket at the ceiling. */
+  const aboveCeiling = (by: string, extra: string) => {
+    const total = `sum${by ? ` by (${by})` : ''} (${rate(sel(count, all, 'hit="true"', extra))})`;
+    const within = `sum${by ? ` by (${by})` : ''} (${rate(sel(bucket, all, 'hit="true"', extra, `le="${t.ceiling}"`))})`;
+    return `(${total} - ${within})\n/\n${total}`;
+  };
+  const stableList = ['(none)', ...s.stableCohorts].join(', ');
+  const band = `Dashed lines: the floor ${t.floor} s and the ceiling ${t.ceiling} s, ${describeBand(t, s.tolerance)}.`;
+
+  const distribution: Section = {
+    title: 'Distribution of Zero-Plane latency (filtered by job, model, route and cohort)',
+    panels: [
+      heatmapPanel({
+        title: 'Latency heatmap',
+        description:
+          'Zero-Plane (hit) requests per second in each zero_plane_request_duration_seconds bucket. The buckets include the fast target, ' +
+          `the floor, the baseline and the ceiling exactly (${t.fastTarget}, ${t.floor}, ${t.baseline}, ${t.ceiling} s). All filters apply.`,
+        queries: [{ expr: hitBuckets('le'), legend: '{{le}}', format: 'heatmap' }],
+        unit: 'reqps',
+        yUnit: 's',
+        w: 12,
+        h: 10,
+      }),
+      timeseriesPanel({
+        title: 'p50 / p99 / p99.9 from the buckets',
+        description:
+          `Quantiles of Zero-Plane latency over $__rate_interval, interpolated inside buckets by histogram_quantile. ${band} All filters apply.`,
+        queries: [
+          { expr: quantile(0.5), legend: 'p50' },
+          { expr: quantile(0.99), legend: 'p99' },
+          { expr: quantile(0.999), legend: 'p99.9' },
+        ],
+        unit: 's',
+        min: 0,
+        steps: bandSteps(t),
+        w: 12,
+        h: 10,
+      }),
+    ],
+  };
+
+  const window: Section = {
+    title: 'The exporter\'s window (per instance, exact quantiles)',
+    panels: [
+      timeseriesPanel({
+        title: 'Window quantiles',
+        description:
+          `p50, p99 and p99.9 of Zero-Plane latency over the exporter's sliding window (${formatDuration(config.window.duration)}), ` +
+          `from its DDSketch (within 0.5 % of the exact value): zero_plane_window_latency_seconds{quantile}. ${band} ` +
+          'Per instance; only the job filter applies.',
+        queries: [
+          { expr: sel('zero_plane_window_latency_seconds', ['job'], 'quantile="0.5"'), legend: '{{instance}} p50' },
+          { expr: sel('zero_plane_window_latency_seconds', ['job'], 'quantile="0.99"'), legend: '{{instance}} p99' },
+          { expr: sel('zero_plane_window_latency_seconds', ['job'], 'quantile="0.999"'), legend: '{{instance}} p99.9' },
+        ],
+        unit: 's',
+        min: 0,
+        steps: bandSteps(t),
+        w: 12,
+        h: 8,
+      }),
+      timeseriesPanel({
+        title: 'Window standard deviation (σ)',
+        description:
+          `Standard deviation of Zero-Plane latency over the exporter's sliding window: zero_plane_window_latency_stddev_seconds. ` +
+          'Deterministic latency keeps it small and flat. Per instance; only the job filter applies.',
+        queries: [{ expr: sel('zero_plane_window_latency_stddev_seconds', ['job']), legend: '{{instance}} σ' }],
+        unit: 's',
+        min: 0,
+        w: 12,
+        h: 8,
+      }),
+    ],
+  };
+
+  const cohorts: Section = {
+    title: 'Canary cohorts against the rest',
+    panels: [
+      timeseriesPanel({
+        title: 'p99: canary cohorts vs the rest',
+        description:
+          `p99 of Zero-Plane latency for each canary cohort (any cohort other than ${stableList}) and for the rest together. ${band} ` +
+          'All filters apply.',
+        queries: [
+          { expr: quantile(0.99, 'cohort, le', canary), legend: 'canary {{cohort}}' },
+          { expr: quantile(0.99, 'le', rest), legend: 'stable and no cohort' },
+        ],
+        unit: 's',
+        min: 0,
+        steps: bandSteps(t),
+        w: 12,
+        h: 8,
+      }),
+      timeseriesPanel({
+        title: 'Share above the ceiling: canary cohorts vs the rest',
+        description:
+          `Share of Zero-Plane requests slower than the ceiling (${t.ceiling} s), exact from the bucket at the ceiling. ` +
+          `A canary above ${pct(P99_TAIL)} (dashed line) has p99 above the ceiling: ZeroPlaneCanaryRollback fires on this over ` +
+          `${formatDuration(config.pack.rateWindow)}. All filters apply.`,
+        queries: [
+          { expr: aboveCeiling('cohort', canary), legend: 'canary {{cohort}}' },
+          { expr: aboveCeiling('', rest), legend: 'stable and no cohort' },
+        ],
+        unit: 'percentunit',
+        min: 0,
+        steps: [
+          { value: null, color: 'green' },
+          { value: P99_TAIL, color: 'red' },
+        ],
+        w: 12,
+        h: 8,
+      }),
+    ],
+  };
+
+  const req = 'zero_plane_requests_total';
+  const breakdown: Section = {
+    title: 'Per model and route',
+    collapsed: true,
+    panels: [
+      timeseriesPanel({
+        title: 'p99 by model',
+        description: `p99 of Zero-Plane latency per model. ${band} All filters apply.`,
+        queries: [{ expr: quantile(0.99, 'model, le'), legend: '{{model}}' }],
+        unit: 's',
+        min: 0,
+        steps: bandSteps(t),
+        w: 12,
+        h: 8,
+      }),
+      timeseriesPanel({
+        title: 'p99 by route',
+        description: `p99 of Zero-Plane latency per route. ${band} All filters apply.`,
+        queries: [{ expr: quantile(0.99, 'route, le'), legend: '{{route}}' }],
+        unit: 's',
+        min: 0,
+        steps: bandSteps(t),
+        w: 12,
+        h: 8,
+      }),
+      timeseriesPanel({
+        title: 'Requests by model and route',
+        description: 'Requests per second (hit and fallback) per model and route. All filters apply.',
+        queries: [{ expr: `sum by (model, route) (${rate(sel(req, all))})`, legend: '{{model}} {{route}}' }],
+        unit: 'reqps',
+        min: 0,
+        w: 12,
+        h: 8,
+      }),
+      timeseriesPanel({
+        title: 'Hit rate by model and route',
+        description: `Share served by Zero-Plane per model and route. Dashed line: the ${pct(s.hitRateTarget)} target. All filters apply.`,
+        queries: [
+          {
+            expr: `sum by (model, route) (${rate(sel(req, all, 'hit="true"'))})\n/\nsum by (model, route) (${rate(sel(req, all))})`,
+            legend: '{{model}} {{route}}',
+          },
+        ],
+        unit: 'percentunit',
+        max: 1,
+        steps: [
+          { value: null, color: 'red' },
+          { value: s.hitRateTarget, color: 'green' },
+        ],
+        w: 12,
+        h: 8,
+      }),
+    ],
+  };
+
+  return buildDashboard(
+    {
+      uid: LATENCY_UID,
+      title: 'Zero-Plane latency',
+      description:
+        `Zero-Plane latency in depth: the distribution from the histogram buckets, the exporter's exact window quantiles and σ, ` +
+        `canary cohorts against the rest, and per model and route; the band is ${describeBand(t, s.tolerance)}. ` +
+        'Generated by zero-plane-exporter from its config; do not edit, regenerate.',
+      tags: TAGS,
+    },
+    [distribution, window, cohorts, breakdown],
+  );
+}

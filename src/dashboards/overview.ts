@@ -1,0 +1,256 @@
+// "Zero-Plane overview": the four signals as the alerts evaluate them, p99 against the band, the exact share
+// above the ceiling, the P0 and the load-shedding gate; then traffic filtered by model, route and cohort.
+import type { Config } from '../config/schema.js';
+import { formatDuration } from '../config/duration.js';
+import { thresholds } from '../metrics/buckets.js';
+import { buildDashboard, statPanel, timeseriesPanel, valueText, type Section } from './panels.js';
+import { P0_ALERT, P99_TAIL, rate, ruleNames, sel, increase } from './queries.js';
+import { bandSteps, describeBand, pct, TAGS } from './shared.js';
+
+export const OVERVIEW_UID = 'zero-plane-overview';
+
+export function overviewDashboard(config: Config) {
+  const s = config.signals;
+  const t = thresholds(s);
+  const r = ruleNames(config);
+  const w = r.window;
+  const job = sel(r.requests, ['job']);
+  const perJob = `Per job, exactly what the alert rules evaluate (recording rules over ${w}); the model, route and cohort filters do not apply.`;
+  const all = ['job', 'model', 'route', 'cohort'] as const;
+  /** Keeps a per-job 0 where `x` has no series, for the selected jobs only. */
+  const zeroPerJob = (x: string) => `(\n${x}\nor\n0 * ${r.requests}\n)\nand on (job)\n${job}`;
+
+  const signals: Section = {
+    title: `Signals (per job, as the alerts see them over ${w})`,
+    panels: [
+      statPanel({
+        title: 'Hit rate',
+        description: `Share of requests served by Zero-Plane. Healthy ≥ ${pct(s.hitRateTarget)}. ${perJob}`,
+        queries: [{ expr: sel(r.hitRate, ['job']), legend: '{{job}}' }],
+        unit: 'percentunit',
+        decimals: 2,
+        min: 0,
+        max: 1,
+        noValue: 'No traffic',
+        steps: [
+          { value: null, color: 'red' },
+          { value: s.hitRateTarget, color: 'green' },
+        ],
+        w: 4,
+        h: 5,
+      }),
+      statPanel({
+        title: 'p99 drift',
+        description:
+          `(p99 of Zero-Plane latency − baseline) / baseline: p99 within ${describeBand(t, s.tolerance)} is drift within ±${pct(s.tolerance)} (green). ` +
+          `An estimate (histogram_quantile interpolates inside a bucket); the alerts decide the band exactly from the buckets at the floor and ceiling. ${perJob}`,
+        queries: [{ expr: sel(r.drift, ['job']), legend: '{{job}}' }],
+        unit: 'percentunit',
+        decimals: 1,
+        noValue: 'No traffic',
+        steps: [
+          { value: null, color: 'red' },
+          { value: -s.tolerance, color: 'green' },
+          { value: s.tolerance, color: 'red' },
+        ],
+        w: 4,
+        h: 5,
+      }),
+      statPanel({
+        title: 'Degraded requests',
+        description:
+          `Requests whose delay profile says degraded, over the last ${w}. Healthy: 0. increase() extrapolates to the window's edges, ` +
+          `so the value is rounded up: any degraded request shows as at least 1, as the alert fires on > 0. ${perJob}`,
+        queries: [{ expr: `ceil(${sel(r.degraded, ['job'])})`, legend: '{{job}}' }],
+        unit: 'none',
+        decimals: 0,
+        min: 0,
+        noValue: 'No traffic',
+        steps: [
+          { value: null, color: 'green' },
+          { value: 1, color: 'red' },
+        ],
+        w: 4,
+        h: 5,
+      }),
+      statPanel({
+        title: 'Warm-up efficiency',
+        description:
+          `Warm-up hits / (hits + misses) of Zero-Plane requests. Healthy ≥ ${pct(s.warmupEfficiencyTarget)} ` +
+          `(baseline ${pct(s.warmupEfficiencyBaseline)}). ${perJob}`,
+        queries: [{ expr: sel(r.warmupEfficiency, ['job']), legend: '{{job}}' }],
+        unit: 'percentunit',
+        decimals: 1,
+        min: 0,
+        max: 1,
+        noValue: 'No warm-up data',
+        steps: [
+          { value: null, color: 'red' },
+          { value: s.warmupEfficiencyTarget, color: 'green' },
+        ],
+        w: 4,
+        h: 5,
+      }),
+      statPanel({
+        title: 'P0: p99 above the ceiling with degraded requests',
+        description:
+          `"condition": the expression of ${P0_ALERT} holds now (more than ${pct(P99_TAIL)} of Zero-Plane requests slower than the ` +
+          `${t.ceiling} s ceiling and degraded requests > 0, over ${w}). "alert firing": Prometheus reports the alert firing ` +
+          `(after its for: ${formatDuration(config.pack.for.p0)}). Per job.`,
+        queries: [
+          { expr: zeroPerJob(`count by (job) (\n${r.p0Condition}\n)`), legend: '{{job}} condition' },
+          { expr: zeroPerJob(`max by (job) (ALERTS{alertname="${P0_ALERT}", alertstate="firing"})`), legend: '{{job}} alert firing' },
+        ],
+        unit: 'none',
+        decimals: 0,
+        noValue: 'No traffic',
+        sparkline: false,
+        mappings: valueText({ '0': { text: 'no', color: 'green' }, '1': { text: 'P0', color: 'red' } }),
+        steps: [
+          { value: null, color: 'green' },
+          { value: 1, color: 'red' },
+        ],
+        w: 4,
+        h: 5,
+      }),
+      statPanel({
+        title: 'Non-core calls paused',
+        description:
+          `zero_plane_noncore_paused: the exporter's load-shedding gate pauses non-core AI calls while an alert with ` +
+          `${config.gate.pauseLabel}="${config.gate.pauseValue}" fires (Alertmanager webhook). Per job.`,
+        queries: [{ expr: `max by (job) (${sel('zero_plane_noncore_paused', ['job'])})`, legend: '{{job}}' }],
+        unit: 'none',
+        decimals: 0,
+        noValue: 'Exporter not scraped',
+        sparkline: false,
+        mappings: valueText({ '0': { text: 'running', color: 'green' }, '1': { text: 'PAUSED', color: 'red' } }),
+        steps: [
+          { value: null, color: 'green' },
+          { value: 1, color: 'red' },
+        ],
+        w: 4,
+        h: 5,
+      }),
+    ],
+  };
+
+  const band: Section = {
+    title: `Latency against the band (per job, over ${w})`,
+    panels: [
+      timeseriesPanel({
+        title: 'p99 against the band',
+        description:
+          `p99 of Zero-Plane latency (${r.p99}) per job. Dashed lines: the floor ${t.floor} s and the ceiling ${t.ceiling} s ` +
+          `(${describeBand(t, s.tolerance)}); the baseline series is the exporter's configured baseline. ${perJob}`,
+        queries: [
+          { expr: sel(r.p99, ['job']), legend: '{{job}} p99' },
+          { expr: `max by (job) (${sel('zero_plane_p99_baseline_seconds', ['job'])})`, legend: '{{job}} baseline' },
+        ],
+        unit: 's',
+        steps: bandSteps(t),
+        dashedSeries: '/ baseline$/',
+        w: 12,
+        h: 9,
+      }),
+      timeseriesPanel({
+        title: 'Share of requests above the ceiling (exact)',
+        description:
+          `Share of Zero-Plane requests slower than the ceiling (${t.ceiling} s), exact from the histogram bucket at the ceiling ` +
+          `(${r.aboveCeiling}). p99 is above the ceiling exactly when this is above ${pct(P99_TAIL)} (dashed line). ${perJob}`,
+        queries: [{ expr: sel(r.aboveCeiling, ['job']), legend: '{{job}}' }],
+        unit: 'percentunit',
+        min: 0,
+        steps: [
+          { value: null, color: 'green' },
+          { value: P99_TAIL, color: 'red' },
+        ],
+        w: 12,
+        h: 9,
+      }),
+    ],
+  };
+
+  const req = 'zero_plane_requests_total';
+  const traffic: Section = {
+    title: 'Traffic (filtered by job, model, route and cohort)',
+    panels: [
+      timeseriesPanel({
+        title: 'Requests: Zero-Plane hit vs fallback',
+        description: 'Requests per second from the gateway log, stacked: served by Zero-Plane (hit) or not (fallback). All filters apply.',
+        queries: [
+          { expr: `sum(${rate(sel(req, all, 'hit="true"'))})`, legend: 'hit' },
+          { expr: `sum(${rate(sel(req, all, 'hit="false"'))})`, legend: 'fallback' },
+        ],
+        unit: 'reqps',
+        min: 0,
+        stacked: true,
+        w: 12,
+        h: 8,
+      }),
+      timeseriesPanel({
+        title: 'Hit rate (filtered)',
+        description: `Hit rate of the selected traffic over $__rate_interval. Dashed line: the ${pct(s.hitRateTarget)} target. All filters apply.`,
+        queries: [{ expr: `sum(${rate(sel(req, all, 'hit="true"'))})\n/\nsum(${rate(sel(req, all))})`, legend: 'hit rate' }],
+        unit: 'percentunit',
+        max: 1,
+        steps: [
+          { value: null, color: 'red' },
+          { value: s.hitRateTarget, color: 'green' },
+        ],
+        w: 12,
+        h: 8,
+      }),
+      timeseriesPanel({
+        title: 'Degraded requests (filtered)',
+        description: 'Degraded requests per $__rate_interval, by model, route and cohort. Healthy: none. All filters apply.',
+        queries: [
+          {
+            expr: `sum by (model, route, cohort) (${increase(sel('zero_plane_degraded_requests_total', all))}) > 0`,
+            legend: '{{model}} {{route}} {{cohort}}',
+          },
+        ],
+        unit: 'short',
+        min: 0,
+        noValue: 'None',
+        bars: true,
+        w: 12,
+        h: 8,
+      }),
+      timeseriesPanel({
+        title: 'Warm-up efficiency by model',
+        description:
+          `Warm-up hits / (hits + misses) of Zero-Plane requests, by model. Dashed line: the ${pct(s.warmupEfficiencyTarget)} target. ` +
+          'zero_plane_warmup_total carries only a model label: the route and cohort filters do not apply.',
+        queries: [
+          {
+            expr:
+              `sum by (model) (${rate(sel('zero_plane_warmup_total', ['job', 'model'], 'outcome="hit"'))})\n/\n` +
+              `sum by (model) (${rate(sel('zero_plane_warmup_total', ['job', 'model']))})`,
+            legend: '{{model}}',
+          },
+        ],
+        unit: 'percentunit',
+        max: 1,
+        steps: [
+          { value: null, color: 'red' },
+          { value: s.warmupEfficiencyTarget, color: 'green' },
+        ],
+        w: 12,
+        h: 8,
+      }),
+    ],
+  };
+
+  return buildDashboard(
+    {
+      uid: OVERVIEW_UID,
+      title: 'Zero-Plane overview',
+      description:
+        `The four Zero-Plane signals against the thresholds of the alerting pack: hit rate ≥ ${pct(s.hitRateTarget)}, ` +
+        `p99 within ${describeBand(t, s.tolerance)}, no degraded requests, warm-up efficiency ≥ ${pct(s.warmupEfficiencyTarget)}. ` +
+        'Generated by zero-plane-exporter from its config; do not edit, regenerate.',
+      tags: TAGS,
+    },
+    [signals, band, traffic],
+  );
+}

@@ -1,0 +1,332 @@
+// Shared building blocks of the dashboards. Every setting Grafana would otherwise fill in differently per
+// version (or the SDK leaves at a useless zero value) is set here explicitly: panel ids and refIds are
+// assigned in order, legends are shown, heatmap colour steps are 64, every query reads `${datasource}`.
+import type * as cog from '@grafana/grafana-foundation-sdk/cog';
+import * as common from '@grafana/grafana-foundation-sdk/common';
+import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import * as bargauge from '@grafana/grafana-foundation-sdk/bargauge';
+import * as heatmap from '@grafana/grafana-foundation-sdk/heatmap';
+import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
+import * as stat from '@grafana/grafana-foundation-sdk/stat';
+import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
+import { FILTERS, sel, type Filter } from './queries.js';
+
+/** Every panel, target and query variable uses the `datasource` variable: no `__inputs`, so file
+ * provisioning, the Kubernetes sidecar, the HTTP API and UI import all work unchanged. */
+export const DATASOURCE: dashboard.DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
+
+/** Dashboards are generated for this schema version: Grafana 11.6 and 12.0 write it, and every later
+ * Grafana 11.x/12.x imports it (newer versions migrate it up; none migrates a newer one down). */
+export const SCHEMA_VERSION = 41;
+
+export interface Query {
+  expr: string;
+  legend: string;
+  /** Instant query (one value per series), e.g. totals over `$__range`. */
+  instant?: boolean;
+  /** `heatmap` turns cumulative `le` buckets into per-bucket rows for the heatmap panel. */
+  format?: 'time_series' | 'heatmap';
+}
+
+export interface Step {
+  value: number | null;
+  color: string;
+}
+
+/** refIds A, B, C… in the order the queries are given. */
+export function refId(index: number): string {
+  if (index < 0 || index >= 26) throw new Error(`a panel has at most 26 queries, not ${index + 1}`);
+  return String.fromCharCode(65 + index);
+}
+
+function target(q: Query, index: number): prometheus.DataqueryBuilder {
+  const b = new prometheus.DataqueryBuilder()
+    .datasource(DATASOURCE)
+    .refId(refId(index))
+    .expr(q.expr)
+    .legendFormat(q.legend)
+    .editorMode(prometheus.QueryEditorMode.Code)
+    .format(q.format === 'heatmap' ? prometheus.PromQueryFormat.Heatmap : prometheus.PromQueryFormat.TimeSeries);
+  return q.instant ? b.instant() : b.range();
+}
+
+function thresholds(steps: readonly Step[]): dashboard.ThresholdsConfigBuilder {
+  if (steps[0]?.value !== null) throw new Error('the first threshold step must have value null');
+  return new dashboard.ThresholdsConfigBuilder().mode(dashboard.ThresholdsMode.Absolute).steps(steps.map((s) => ({ ...s })));
+}
+
+/** `value → text` mappings with a colour each, e.g. 0 → "no" (green), 1 → "P0" (red). */
+export function valueText(map: Record<string, { text: string; color: string }>): dashboard.ValueMapping[] {
+  const options: Record<string, dashboard.ValueMappingResult> = {};
+  Object.entries(map).forEach(([value, r], index) => (options[value] = { text: r.text, color: r.color, index }));
+  return [{ type: dashboard.MappingType.ValueToText, options }];
+}
+
+interface PanelBase {
+  title: string;
+  description: string;
+  queries: Query[];
+  unit: string;
+  /** Grid width (of 24) and height. */
+  w: number;
+  h: number;
+  decimals?: number;
+  min?: number;
+  max?: number;
+  noValue?: string;
+}
+
+/** What every panel builder shares: id, title, datasource, targets, field defaults, size. */
+interface CommonPanelBuilder<T> {
+  id(id: number): T;
+  title(title: string): T;
+  description(description: string): T;
+  datasource(ds: dashboard.DataSourceRef): T;
+  withTarget(t: cog.Builder<cog.Dataquery>): T;
+  unit(unit: string): T;
+  decimals(d: number): T;
+  min(v: number): T;
+  max(v: number): T;
+  noValue(v: string): T;
+  span(w: number): T;
+  height(h: number): T;
+}
+
+function applyBase<T extends CommonPanelBuilder<T>>(b: T, p: PanelBase): T {
+  b.title(p.title).description(p.description).datasource(DATASOURCE).unit(p.unit).span(p.w).height(p.h);
+  p.queries.forEach((q, i) => b.withTarget(target(q, i)));
+  if (p.decimals !== undefined) b.decimals(p.decimals);
+  if (p.min !== undefined) b.min(p.min);
+  if (p.max !== undefined) b.max(p.max);
+  if (p.noValue !== undefined) b.noValue(p.noValue);
+  return b;
+}
+
+/** A panel whose id is assigned when the dashboard is assembled. */
+export interface PanelDraft extends cog.Builder<dashboard.Panel> {
+  id(id: number): unknown;
+}
+
+export interface StatOptions extends PanelBase {
+  steps: Step[];
+  mappings?: dashboard.ValueMapping[];
+  /** Sparkline under the value (default true). */
+  sparkline?: boolean;
+}
+
+/** A stat coloured by its thresholds (background), last non-null value of each series. */
+export function statPanel(p: StatOptions): PanelDraft {
+  const b = applyBase(new stat.PanelBuilder(), p)
+    .thresholds(thresholds(p.steps))
+    .colorScheme(new dashboard.FieldColorBuilder().mode(dashboard.FieldColorModeId.Thresholds))
+    .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false))
+    .colorMode(common.BigValueColorMode.Background)
+    .graphMode(p.sparkline === false ? common.BigValueGraphMode.None : common.BigValueGraphMode.Area)
+    .textMode(common.BigValueTextMode.ValueAndName)
+    .justifyMode(common.BigValueJustifyMode.Auto)
+    .orientation(common.VizOrientation.Auto);
+  if (p.mappings) b.mappings(p.mappings);
+  return b;
+}
+
+export interface TimeseriesOptions extends PanelBase {
+  /** Threshold steps drawn as dashed lines at each step's value (first step null = no line). */
+  steps?: Step[];
+  stacked?: boolean;
+  bars?: boolean;
+  /** Series matching this regex (by display name) are drawn dashed, e.g. a baseline. */
+  dashedSeries?: string;
+}
+
+/** A time series with a visible legend and a shared tooltip; optional dashed threshold lines. */
+export function timeseriesPanel(p: TimeseriesOptions): PanelDraft {
+  const b = applyBase(new timeseries.PanelBuilder(), p)
+    .legend(
+      new common.VizLegendOptionsBuilder()
+        .showLegend(true)
+        .displayMode(common.LegendDisplayMode.List)
+        .placement(common.LegendPlacement.Bottom)
+        .calcs([]),
+    )
+    .tooltip(new common.VizTooltipOptionsBuilder().mode(common.TooltipDisplayMode.Multi).sort(common.SortOrder.Descending))
+    .drawStyle(p.bars ? common.GraphDrawStyle.Bars : common.GraphDrawStyle.Line)
+    .lineWidth(1)
+    .fillOpacity(p.stacked ? 50 : p.bars ? 80 : 10)
+    .showPoints(common.VisibilityMode.Never)
+    .spanNulls(false)
+    .colorScheme(new dashboard.FieldColorBuilder().mode(dashboard.FieldColorModeId.PaletteClassic))
+    .stacking(new common.StackingConfigBuilder().mode(p.stacked ? common.StackingMode.Normal : common.StackingMode.None));
+  if (p.steps) {
+    b.thresholds(thresholds(p.steps)).thresholdsStyle(
+      new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed),
+    );
+  } else {
+    b.thresholdsStyle(new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Off));
+  }
+  if (p.dashedSeries) {
+    b.overrideByRegexp(p.dashedSeries, [{ id: 'custom.lineStyle', value: { fill: 'dash', dash: [10, 10] } }]);
+  }
+  return b;
+}
+
+export interface HeatmapOptions extends PanelBase {
+  /** Unit of the y axis (the bucket bounds); `unit` is the cell values'. */
+  yUnit: string;
+}
+
+/** A heatmap of pre-bucketed data (`format: heatmap`, `calculate: false`) with an explicit 64-step palette. */
+export function heatmapPanel(p: HeatmapOptions): PanelDraft {
+  return applyBase(new heatmap.PanelBuilder(), p)
+    .calculate(false)
+    .rowsFrame(new heatmap.RowsHeatmapOptionsBuilder().layout(common.HeatmapCellLayout.Le))
+    .yAxis(new heatmap.YAxisConfigBuilder().unit(p.yUnit).axisPlacement(common.AxisPlacement.Left))
+    .cellValues(new heatmap.CellValuesBuilder().unit(p.unit))
+    .color(
+      new heatmap.HeatmapColorOptionsBuilder()
+        .mode(heatmap.HeatmapColorMode.Scheme)
+        .scheme('Oranges')
+        .fill('dark-orange')
+        .scale(heatmap.HeatmapColorScale.Exponential)
+        .exponent(0.5)
+        .steps(64)
+        .reverse(false),
+    )
+    .cellGap(1)
+    .showValue(common.VisibilityMode.Never)
+    .showLegend()
+    .mode(common.TooltipDisplayMode.Single)
+    .showYHistogram()
+    .showColorScale(true)
+    .selectionMode(heatmap.HeatmapSelectionMode.X)
+    .exemplarsColor('rgba(255,0,255,0.7)');
+}
+
+export interface BarGaugeOptions extends PanelBase {
+  color: string;
+}
+
+/** Horizontal bars, one per series: totals over the range. */
+export function barGaugePanel(p: BarGaugeOptions): PanelDraft {
+  return applyBase(new bargauge.PanelBuilder(), p)
+    .thresholds(thresholds([{ value: null, color: p.color }]))
+    .colorScheme(new dashboard.FieldColorBuilder().mode(dashboard.FieldColorModeId.Thresholds))
+    .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false))
+    .displayMode(common.BarGaugeDisplayMode.Gradient)
+    .valueMode(common.BarGaugeValueMode.Color)
+    .namePlacement(common.BarGaugeNamePlacement.Auto)
+    .showUnfilled(true)
+    .sizing(common.BarGaugeSizing.Auto)
+    .orientation(common.VizOrientation.Horizontal)
+    .legend(new common.VizLegendOptionsBuilder().showLegend(false).displayMode(common.LegendDisplayMode.List).placement(common.LegendPlacement.Bottom).calcs([]));
+}
+
+export interface Section {
+  title: string;
+  /** Collapsed rows hold their panels and only query them when opened. */
+  collapsed?: boolean;
+  panels: PanelDraft[];
+}
+
+export interface DashboardMeta {
+  uid: string;
+  title: string;
+  description: string;
+  tags: string[];
+}
+
+/** The query variables: multi-value, All = `.*` (so an absent or empty label still matches). */
+function filterVariable(name: Filter, label: string, query: string): dashboard.QueryVariableBuilder {
+  return new dashboard.QueryVariableBuilder(name)
+    .label(label)
+    .datasource(DATASOURCE)
+    .query(query)
+    .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+    .sort(dashboard.VariableSort.AlphabeticalAsc)
+    .multi(true)
+    .includeAll(true)
+    .allValue('.*')
+    .current({ selected: true, text: ['All'], value: ['$__all'] });
+}
+
+/** label_values() queries of the variables, each narrowed by the variables before it. */
+export const VARIABLE_QUERIES: Record<Filter, string> = {
+  job: 'label_values(zero_plane_exporter_build_info, job)',
+  model: `label_values(${sel('zero_plane_requests_total', ['job'])}, model)`,
+  route: `label_values(${sel('zero_plane_requests_total', ['job', 'model'])}, route)`,
+  cohort: `label_values(${sel('zero_plane_requests_total', ['job', 'model', 'route'])}, cohort)`,
+};
+
+const VARIABLE_LABELS: Record<Filter, string> = { job: 'Job', model: 'Model', route: 'Route', cohort: 'Cohort' };
+
+/** Builds one dashboard: variables, links to its siblings, and the sections with ids 1, 2, 3… in order. */
+export function buildDashboard(meta: DashboardMeta, sections: Section[]): dashboard.Dashboard {
+  const b = new dashboard.DashboardBuilder(meta.title)
+    .uid(meta.uid)
+    .description(meta.description)
+    .tags(meta.tags)
+    .editable()
+    .timezone('browser')
+    .tooltip(dashboard.DashboardCursorSync.Crosshair)
+    .time({ from: 'now-1h', to: 'now' })
+    .refresh('30s')
+    .version(1)
+    .link(
+      new dashboard.DashboardLinkBuilder('Zero-Plane dashboards')
+        .type(dashboard.DashboardLinkType.Dashboards)
+        .tags(['zero-plane'])
+        .asDropdown(true)
+        .includeVars(true)
+        .keepTime(true)
+        .targetBlank(false)
+        .icon('external link')
+        .tooltip('')
+        .url(''),
+    )
+    .withVariable(new dashboard.DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'));
+  for (const f of FILTERS) b.withVariable(filterVariable(f, VARIABLE_LABELS[f], VARIABLE_QUERIES[f]));
+
+  let nextId = 1;
+  for (const s of sections) {
+    const row = new dashboard.RowBuilder(s.title).id(nextId++);
+    if (s.collapsed) {
+      row.collapsed(true);
+      for (const p of s.panels) {
+        p.id(nextId++);
+        row.withPanel(p);
+      }
+      b.withRow(row);
+    } else {
+      b.withRow(row);
+      for (const p of s.panels) {
+        p.id(nextId++);
+        b.withPanel(p);
+      }
+    }
+  }
+  const built = b.build();
+  // Ids are assigned after each panel is configured; list them first, as Grafana does, for readable diffs.
+  built.panels = (built.panels ?? []).map((p) => {
+    const row = leadingKeys(p as unknown as Record<string, unknown>);
+    if (Array.isArray(row.panels)) row.panels = (row.panels as Record<string, unknown>[]).map(leadingKeys);
+    return row as unknown as dashboard.Panel | dashboard.RowPanel;
+  });
+  // The SDK gives every variable interval-only fields (auto, auto_min, auto_count); Grafana ignores them
+  // on other types, and a strict schema check flags them.
+  for (const v of built.templating.list ?? []) {
+    const loose = v as unknown as Record<string, unknown>;
+    delete loose.auto;
+    delete loose.auto_min;
+    delete loose.auto_count;
+  }
+  return built;
+}
+
+function leadingKeys(panel: Record<string, unknown>): Record<string, unknown> {
+  const { type, id, title, description, ...rest } = panel;
+  return { type, id, title, ...(description === undefined ? {} : { description }), ...rest };
+}
+
+/** The file content: 2-space JSON and a trailing newline. */
+export function toJson(d: dashboard.Dashboard): string {
+  return `${JSON.stringify(d, null, 2)}\n`;
+}
