@@ -8,10 +8,13 @@ import { WindowGauges } from '../metrics/window-gauges.js';
 import { buildRegistry } from '../metrics/registry.js';
 import { Pipeline } from '../pipeline.js';
 import { boundAddress, createApp, listen, parseListenAddress } from '../server/http-server.js';
+import { landingRouter } from '../server/landing/landing-router.js';
+import { SignalHistory } from '../server/landing/signal-history.js';
 import type { Logger } from '../server/logger.js';
 import { FileFollower, StdinFollower } from '../source/file-follower.js';
 import type { FaultController } from '../simulate/faults.js';
 import type { SourceEvents } from '../source/line-sink.js';
+import { summarize } from '../windows/summarize.js';
 import { UsageError } from './flags.js';
 import { VERSION } from './version.js';
 
@@ -42,6 +45,9 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const gauges = new WindowGauges(pipeline.window, config.signals);
   const gate = new LoadSheddingGate({ pauseLabel: config.gate.pauseLabel, pauseValue: config.gate.pauseValue });
   const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families(), gate.paused], VERSION);
+  // The landing page's numbers: the window now, and samples of it for the charts.
+  const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
+  const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
 
   const events: SourceEvents = {
     error: (source, reason, detail) => {
@@ -68,10 +74,18 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     telemetryPath: config.web.telemetryPath,
     beforeScrape: () => gauges.refresh(),
     ready: () => ready,
-    version: VERSION,
     routers: [gateRouter(gate, bearerToken === undefined ? { log } : { bearerToken, log })],
+    landing: landingRouter({
+      config,
+      read: readWindow,
+      history,
+      gate,
+      version: VERSION,
+      faults: extras.faults,
+    }),
   });
   const server: Server = await listen(app, listenAt.host, listenAt.port);
+  history.start();
   const address = boundAddress(server);
   await files?.start();
   stdin?.start();
@@ -84,6 +98,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     pipeline,
     async stop() {
       ready = false;
+      history.stop();
       stdin?.stop();
       await files?.stop();
       await new Promise<void>((resolve) => {

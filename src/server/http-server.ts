@@ -1,4 +1,5 @@
-// The endpoints Prometheus users expect from an exporter: /metrics, /-/healthy, /-/ready and a landing page.
+// The endpoints Prometheus users expect from an exporter: /metrics, /-/healthy, /-/ready and a landing page
+// (src/server/landing/: the four signals live).
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Router } from 'express';
@@ -10,9 +11,10 @@ export interface HttpOptions {
   /** Called before each scrape so window gauges are computed at scrape time. */
   beforeScrape: () => void;
   ready: () => boolean;
-  version: string;
   /** Extra routes with their own absolute paths (the load-shedding gate). */
   routers?: Router[];
+  /** The landing page and its API (landingRouter); mounted last, so it never shadows the routes above. */
+  landing: Router;
 }
 
 export function createApp(opts: HttpOptions): express.Express {
@@ -35,27 +37,8 @@ export function createApp(opts: HttpOptions): express.Express {
     if (opts.ready()) res.type('text/plain').send('zero-plane-exporter is Ready.\n');
     else res.status(503).type('text/plain').send('zero-plane-exporter is not ready.\n');
   });
-  app.get('/', (_req, res) => {
-    res.type('html').send(landingPage(opts.telemetryPath, opts.version));
-  });
+  app.use(opts.landing);
   return app;
-}
-
-function landingPage(telemetryPath: string, version: string): string {
-  const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>zero-plane-exporter</title></head>
-<body>
-<h1>zero-plane-exporter</h1>
-<p>Zero-Plane hit rate, p99 drift, degraded requests and warm-up efficiency from gateway logs. Version ${esc(version)}.</p>
-<ul>
-<li><a href="${esc(telemetryPath)}">Metrics</a></li>
-<li><a href="/-/healthy">Health</a></li>
-<li><a href="/-/ready">Readiness</a></li>
-<li><a href="/api/v1/gate">Load-shedding gate</a></li>
-</ul>
-</body></html>
-`;
 }
 
 /** Parses a Prometheus-style listen address (":9185", "127.0.0.1:0", "[::1]:9185"). */

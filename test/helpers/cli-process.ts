@@ -14,14 +14,22 @@ export interface ServeProcess {
 
 /** Starts `serve` on an ephemeral loopback port and resolves once it logs that it is serving. */
 export function startServe(args: string[], timeoutMs = 10_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--web.listen-address=127.0.0.1:0', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  return startCommand('serve', ['--web.listen-address=127.0.0.1:0', ...args], timeoutMs);
+}
+
+/**
+ * Starts any serving command (`serve`, `demo`) and resolves once it logs that it is serving. Pass the
+ * listen address yourself (`--web.listen-address=127.0.0.1:0`).
+ */
+export function startCommand(command: string, args: string[], timeoutMs = 10_000): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: Record<string, unknown>[] = [];
   let buffered = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`serve did not start within ${timeoutMs} ms; logs: ${JSON.stringify(logs)}`));
+      reject(new Error(`${command} did not start within ${timeoutMs} ms; logs: ${JSON.stringify(logs)}`));
     }, timeoutMs);
     child.stderr?.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
@@ -51,7 +59,7 @@ export function startServe(args: string[], timeoutMs = 10_000): Promise<ServePro
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`serve exited with ${code} before serving; logs: ${JSON.stringify(logs)}`));
+      reject(new Error(`${command} exited with ${code} before serving; logs: ${JSON.stringify(logs)}`));
     });
   });
 }
