@@ -1,9 +1,11 @@
-// Reading the gate's bearer token file.
+// Reading a bearer token file (the gate's and the ingest's share the reader).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readBearerTokenFile } from '../src/gate/read-token.js';
+import { readBearerTokenFile as readTokenFile } from '../src/server/bearer-token.js';
+
+const readBearerTokenFile = (path: string) => readTokenFile(path, 'gate');
 
 describe('readBearerTokenFile', () => {
   const dir = mkdtempSync(join(tmpdir(), 'zp-gate-token-'));

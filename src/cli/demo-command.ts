@@ -7,12 +7,15 @@ import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { LoadGenerator } from '../loadgen/load-generator.js';
 import type { Logger } from '../server/logger.js';
+import type { WebConfig } from '../server/web-config.js';
 import { startSimulator } from '../simulate/simulator.js';
 import { startServe, type RunningServer } from './serve-command.js';
 
 export interface DemoOptions {
   ratePerSecond: number;
   seed?: number;
+  /** --web.config.file: TLS and basic auth for the exporter's endpoints. */
+  webConfig?: WebConfig;
 }
 
 /** A healthy mix: rare malformed opt-ins and long contexts, so the tiles start green and faults stand out. */
@@ -54,10 +57,10 @@ export async function startDemo(config: Config, opts: DemoOptions, log: Logger):
   const server = await startServe(
     { ...config, sources: { ...config.sources, files: [logPath], startAt: 'end' } },
     log,
-    { faults: simulator.faults },
+    { faults: simulator.faults, ...(opts.webConfig === undefined ? {} : { webConfig: opts.webConfig }) },
   );
   // Bound to every interface ("[::]:9185"): a browser on this machine reaches it as localhost.
-  const base = `http://${server.address.replace(/^(\[::\]|0\.0\.0\.0):/, 'localhost:')}`;
+  const base = server.url.replace(/\/\/(\[::\]|0\.0\.0\.0):/, '//localhost:');
   log.info('demo running', {
     exporter: `${base}/`,
     metrics: `${base}${config.web.telemetryPath}`,

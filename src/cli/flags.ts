@@ -15,6 +15,12 @@ export interface FlagSpec {
 export const FLAGS: readonly FlagSpec[] = [
   { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report', 'generate', 'demo'] },
   { name: 'web.listen-address', type: 'string', help: 'Address to listen on for the web interface and telemetry.', default: ':9185', commands: ['serve', 'demo'] },
+  {
+    name: 'web.config.file',
+    type: 'string',
+    help: 'Web config file (format of the Prometheus exporter toolkit): tls_server_config for HTTPS, basic_auth_users (bcrypt) on every endpoint; none = plain HTTP, no auth.',
+    commands: ['serve', 'demo'],
+  },
   { name: 'web.telemetry-path', type: 'string', help: 'Path under which to expose metrics.', default: '/metrics', commands: ['serve', 'demo'] },
   { name: 'demo.rate', type: 'string', help: 'Requests per second the demo load generator sends to the simulator.', default: '20', commands: ['demo'] },
   { name: 'simulate.listen-address', type: 'string', help: 'Address the simulated LLM endpoint (POST /v1/messages) listens on.', default: '127.0.0.1:8787', commands: ['simulate'] },

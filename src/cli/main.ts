@@ -7,6 +7,7 @@ import { writeDashboards } from '../dashboards/render-dashboards.js';
 import { writePack } from '../pack/write-pack.js';
 import { parseListenAddress } from '../server/http-server.js';
 import { createLogger, type Logger, type LogLevel } from '../server/logger.js';
+import { loadWebConfig, type WebConfig } from '../server/web-config.js';
 import { startSimulator } from '../simulate/simulator.js';
 import { startDemo } from './demo-command.js';
 import { flagString, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
@@ -60,12 +61,13 @@ export async function main(argv: string[]): Promise<number> {
         for (const path of writeDashboards(config, flagString(flags, 'dashboards.out') as string)) log.info('wrote', { path });
         return 0;
       case 'serve': {
-        const server = await startServe(withServeFlags(config, flags), log);
+        const server = await startServe(withServeFlags(config, flags), log, webConfigOf(flags));
         return await until(() => server.stop());
       }
       case 'demo': {
         noPositionals(flags, command);
-        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags) }, log);
+        // Loaded before the demo starts anything, so a bad file exits 2 with nothing left running.
+        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...webConfigOf(flags) }, log);
         return await until(() => demo.stop());
       }
       case 'simulate': {
@@ -123,6 +125,12 @@ async function runLoad(flags: ParsedFlags, log: Logger, signalled: Promise<strin
   await load.stop();
   log.info('done', { sent: load.stats.sent, completed: load.stats.completed, errors: load.stats.errors, dropped: load.stats.dropped, byStatus: JSON.stringify(load.stats.byStatus) });
   return 0;
+}
+
+/** --web.config.file, loaded (throws ConfigError: exit 2 naming the file, the line and the key). */
+function webConfigOf(flags: ParsedFlags): { webConfig?: WebConfig } {
+  const webConfig = loadWebConfig(flagString(flags, 'web.config.file'));
+  return webConfig === undefined ? {} : { webConfig };
 }
 
 function noPositionals(flags: ParsedFlags, command: Command): void {

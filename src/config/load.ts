@@ -53,7 +53,7 @@ export function parseConfig(text: string, file: string): Config {
 }
 
 /** The line of the deepest node that exists along `path` (an unknown key points at its parent map). */
-function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
+export function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
   for (let depth = path.length; depth >= 0; depth--) {
     const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth) as unknown[], true);
     if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;

@@ -145,6 +145,24 @@ export const gateSchema = z
   })
   .strict();
 
+/** POST /api/v1/ingest: NDJSON pushed over HTTP, fed to the same pipeline as files and stdin (source "http"). */
+export const ingestSchema = z
+  .object({
+    /** Off by default: anyone who can reach the port could otherwise write records the alerts evaluate. */
+    enabled: z.boolean().default(false),
+    /** A file holding the bearer token pushers must send; none = no token (basic auth may still apply). */
+    bearerTokenFile: z.string().min(1).optional(),
+    /** Largest body accepted, counted both as received and after gzip decompression. */
+    maxBodyBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
+    /** Body bytes held at once across concurrent requests; past it a request gets 429 and is retried. */
+    maxInFlightBytes: z.number().int().min(1024).max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  })
+  .strict()
+  .refine((i) => i.maxInFlightBytes >= i.maxBodyBytes, {
+    message: '`maxInFlightBytes` must be at least `maxBodyBytes`, or a body of the largest size could never be accepted',
+    path: ['maxInFlightBytes'],
+  });
+
 const forDuration = z.string().transform((text, ctx) => {
   const ms = text === '0s' || text === '0' ? 0 : parseDuration(text);
   if (ms === undefined) {
@@ -196,6 +214,7 @@ export const configSchema = z
     sources: sourcesSchema.default(() => sourcesSchema.parse({})),
     web: webSchema.default(() => webSchema.parse({})),
     gate: gateSchema.default(() => gateSchema.parse({})),
+    ingest: ingestSchema.default(() => ingestSchema.parse({})),
     pack: packSchema.default(() => packSchema.parse({})),
   })
   .strict();

@@ -1,7 +1,7 @@
 // HTTP face of the load-shedding gate: Alertmanager POSTs webhooks, the gateway polls the state.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
+import { BearerToken } from '../server/bearer-token.js';
 import type { Logger } from '../server/logger.js';
 import type { LoadSheddingGate } from './load-shedding-gate.js';
 import { parseWebhookPayload } from './webhook-payload.js';
@@ -19,20 +19,17 @@ export interface GateRouterOptions {
 export function gateRouter(gate: LoadSheddingGate, opts: GateRouterOptions): express.Router {
   const { log } = opts;
   if (opts.bearerToken !== undefined && opts.bearerToken === '') throw new Error('gate bearer token must not be empty');
-  const expected = opts.bearerToken === undefined ? undefined : sha256(opts.bearerToken);
+  const expected = opts.bearerToken === undefined ? undefined : new BearerToken(opts.bearerToken);
   const router = express.Router();
 
   // Authenticate before reading the body, so an unauthenticated client cannot make us parse 1 MiB.
   const authenticate = (req: Request, res: Response, next: NextFunction): void => {
     if (expected === undefined) return next();
-    const header = req.get('authorization');
-    const m = header === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-    const given = m?.[1];
-    // Both sides hashed: equal lengths for timingSafeEqual, and no length leaks through timing.
-    if (given !== undefined && timingSafeEqual(sha256(given), expected)) return next();
-    log.warn('gate webhook rejected', { reason: header === undefined ? 'missing bearer token' : 'wrong bearer token', remote: req.socket.remoteAddress });
+    const check = expected.check(req.get('authorization'));
+    if (check === 'ok') return next();
+    log.warn('gate webhook rejected', { reason: check === 'missing' ? 'missing bearer token' : 'wrong bearer token', remote: req.socket.remoteAddress });
     res.set('WWW-Authenticate', 'Bearer realm="zero-plane-exporter"');
-    res.status(401).json({ error: header === undefined ? 'missing Authorization: Bearer token' : 'invalid bearer token' });
+    res.status(401).json({ error: check === 'missing' ? 'missing Authorization: Bearer token' : 'invalid bearer token' });
   };
 
   // Any Content-Type: the body is JSON by contract (Alertmanager sends application/json).
@@ -112,8 +109,4 @@ function describeError(err: unknown): { status: number; message: string } {
     default:
       return { status, message: status >= 500 ? 'internal error handling the gate request' : detail };
   }
-}
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
 }

@@ -1,11 +1,19 @@
 // The endpoints Prometheus users expect from an exporter: /metrics, /-/healthy, /-/ready and a landing page
-// (src/server/landing/: the four signals live).
+// (src/server/landing/: the four signals live), over HTTP or, with --web.config.file, HTTPS.
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express, { type Router } from 'express';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import express, { type RequestHandler, type Router } from 'express';
 import type { Registry } from 'prom-client';
+import type { Logger } from './logger.js';
+import { clientCertificateProblem, type TlsSettings } from './web-config.js';
 
 export interface HttpOptions {
+  /** Response headers set on every response (`http_server_config.headers`). */
+  headers?: Readonly<Record<string, string>>;
+  /** Runs before every route, unknown paths included (basic auth). */
+  guard?: RequestHandler;
   registry: Registry;
   telemetryPath: string;
   /** Called before each scrape so window gauges are computed at scrape time. */
@@ -20,6 +28,14 @@ export interface HttpOptions {
 export function createApp(opts: HttpOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  const headers = opts.headers;
+  if (headers !== undefined && Object.keys(headers).length > 0) {
+    app.use((_req, res, next) => {
+      res.set(headers);
+      next();
+    });
+  }
+  if (opts.guard !== undefined) app.use(opts.guard);
   for (const router of opts.routers ?? []) app.use(router);
   app.get(opts.telemetryPath, async (_req, res) => {
     try {
@@ -61,6 +77,102 @@ export function listen(app: express.Express, host: string | undefined, port: num
 }
 
 export function boundAddress(server: Server): string {
-  const a = server.address() as AddressInfo;
+  return addressOf(server.address() as AddressInfo);
+}
+
+function addressOf(a: AddressInfo): string {
   return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+}
+
+/** A listening web server, plain or TLS. */
+export interface WebServer {
+  scheme: 'http' | 'https';
+  /** HOST:PORT as bound ("[::]:9185", "127.0.0.1:41234"). */
+  address: string;
+  close(): Promise<void>;
+}
+
+/** A client that sends nothing at all is dropped after this long (the TLS handshake's own timeout). */
+const FIRST_BYTE_TIMEOUT_MS = 120_000;
+const TLS_HANDSHAKE = 0x16;
+/** What Go's net/http answers a plain-HTTP request on a TLS port, so Prometheus shows a 400 that says why. */
+const PLAIN_HTTP_ON_TLS_PORT = 'Client sent an HTTP request to an HTTPS server.\n';
+
+/** Serves `app` over HTTP, or over HTTPS when `tls` is given. */
+export async function listenWeb(app: express.Express, host: string | undefined, port: number, tls: TlsSettings | undefined, log: Logger): Promise<WebServer> {
+  if (tls === undefined) {
+    const server = await listen(app, host, port);
+    return {
+      scheme: 'http',
+      address: boundAddress(server),
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    };
+  }
+
+  const secure = createHttpsServer(tls.options, app);
+  // A failed handshake (wrong CA, no client certificate, garbage) is the client's problem: logged at
+  // debug, the connection dropped; never a crash or a stack trace.
+  secure.on('tlsClientError', (err: Error, socket: TLSSocket) => {
+    log.debug('TLS handshake failed', { error: err.message, remote: socket.remoteAddress });
+    socket.destroy();
+  });
+  secure.on('secureConnection', (socket: TLSSocket) => {
+    const problem = clientCertificateProblem(tls, { authorized: socket.authorized, certificate: socket.getPeerCertificate() });
+    if (problem === undefined) return;
+    log.debug('TLS client refused', { reason: problem, remote: socket.remoteAddress });
+    socket.destroy();
+  });
+
+  // The port is a plain TCP server that looks at the first byte: a TLS handshake goes on to the HTTPS
+  // server; a plain HTTP request gets a 400 saying so, instead of a reset that looks like a network fault.
+  const sockets = new Set<Socket>();
+  const front = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', (err) => log.debug('connection error', { error: err.message, remote: socket.remoteAddress }));
+    socket.setTimeout(FIRST_BYTE_TIMEOUT_MS, () => socket.destroy());
+    socket.once('data', (first: Buffer) => {
+      socket.setTimeout(0);
+      socket.pause();
+      socket.unshift(first);
+      if (first[0] === TLS_HANDSHAKE || !isUpperAsciiLetter(first[0])) {
+        // The TLS socket reads what is buffered first, the unshifted bytes included.
+        secure.emit('connection', socket);
+        return;
+      }
+      log.debug('plain HTTP request on the TLS port refused', { remote: socket.remoteAddress });
+      const body = PLAIN_HTTP_ON_TLS_PORT;
+      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.resume();
+      socket.setTimeout(5_000, () => socket.destroy());
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    front.once('error', reject);
+    // No host: all interfaces, IPv6 and IPv4 where the machine has both.
+    if (host === undefined) front.listen(port, () => resolve());
+    else front.listen(port, host, () => resolve());
+  });
+  front.removeAllListeners('error');
+  front.on('error', (err) => log.error('listener error', { error: err.message }));
+  return {
+    scheme: 'https',
+    address: addressOf(front.address() as AddressInfo),
+    close: () =>
+      new Promise<void>((resolve) => {
+        front.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+        secure.closeAllConnections();
+        // Never listening itself; closing stops its timers.
+        secure.close(() => undefined);
+      }),
+  };
+}
+
+function isUpperAsciiLetter(byte: number | undefined): boolean {
+  return byte !== undefined && byte >= 0x41 && byte <= 0x5a;
 }
