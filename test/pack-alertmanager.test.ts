@@ -3,13 +3,13 @@
 // muting exactly the warnings it subsumes, for its own job only.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { requireBinary } from './helpers/binaries.js';
+import { freePort } from './helpers/processes.js';
 
 const EXAMPLE = fileURLToPath(new URL('../alerts/alertmanager.example.yml', import.meta.url));
 const RULES = fileURLToPath(new URL('../alerts/zero-plane.rules.yml', import.meta.url));
@@ -74,16 +74,6 @@ interface ApiAlert {
   status: { state: 'active' | 'suppressed' | 'unprocessed'; inhibitedBy: string[]; silencedBy: string[] };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

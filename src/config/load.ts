@@ -2,6 +2,7 @@
 // because an SRE fixing a config at 3 a.m. should not have to guess where the error is.
 import { readFileSync } from 'node:fs';
 import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
 import { configSchema, defaultConfig, type Config } from './schema.js';
 
 export class ConfigError extends Error {
@@ -21,16 +22,30 @@ export class ConfigError extends Error {
 /** The config in `file`, or the built-in defaults when no file is given. Throws ConfigError. */
 export function loadConfig(file: string | undefined): Config {
   if (file === undefined) return defaultConfig();
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigError(file, [{ line: undefined, key: '', message: `cannot read: ${(err as Error).message}` }]);
-  }
-  return parseConfig(text, file);
+  return parseConfig(readConfigText(file), file);
 }
 
 export function parseConfig(text: string, file: string): Config {
+  return parseYamlWith(configSchema, text, file).value;
+}
+
+/** A config file's text; an unreadable file is a ConfigError naming it. */
+export function readConfigText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [{ line: undefined, key: '', message: `cannot read: ${(err as Error).message}` }]);
+  }
+}
+
+export interface ParsedYaml<T> {
+  value: T;
+  /** The line of a key path, for problems found after the schema (cross-field checks). */
+  lineOf(path: readonly PropertyKey[]): number | undefined;
+}
+
+/** YAML text validated by a zod schema; every problem becomes a ConfigError with its line and key. */
+export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, file: string): ParsedYaml<z.output<S>> {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -39,21 +54,22 @@ export function parseConfig(text: string, file: string): Config {
       doc.errors.map((e) => ({ line: lines.linePos(e.pos[0]).line, key: '', message: e.message.split('\n')[0] ?? e.message })),
     );
   }
-  const raw: unknown = doc.toJS() ?? {};
-  const parsed = configSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  throw new ConfigError(
-    file,
-    parsed.error.issues.map((issue) => ({
-      line: lineOf(doc, lines, issue.path),
-      key: issue.path.map(String).join('.'),
-      message: issue.message,
-    })),
-  );
+  const parsed = schema.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    throw new ConfigError(
+      file,
+      parsed.error.issues.map((issue) => ({
+        line: lineOf(doc, lines, issue.path),
+        key: issue.path.map(String).join('.'),
+        message: issue.message,
+      })),
+    );
+  }
+  return { value: parsed.data, lineOf: (path) => lineOf(doc, lines, path) };
 }
 
 /** The line of the deepest node that exists along `path` (an unknown key points at its parent map). */
-export function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
+function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
   for (let depth = path.length; depth >= 0; depth--) {
     const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth) as unknown[], true);
     if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;

@@ -6,9 +6,8 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion } from 'node:tls';
-import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, lineOf } from '../config/load.js';
+import { ConfigError, parseYamlWith, readConfigText } from '../config/load.js';
 
 /** Go's tls.ClientAuthType names, as the toolkit spells them (`RequireClientCert` is its old alias). */
 export const CLIENT_AUTH_TYPES = [
@@ -139,36 +138,16 @@ export interface WebConfig {
 /** The web config in `file`, or undefined without one. Throws ConfigError. */
 export function loadWebConfig(file: string | undefined): WebConfig | undefined {
   if (file === undefined) return undefined;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigError(file, [{ line: undefined, key: '', message: `cannot read: ${(err as Error).message}` }]);
-  }
-  return parseWebConfig(text, file);
+  return parseWebConfig(readConfigText(file), file);
 }
 
 type Problem = { line: number | undefined; key: string; message: string };
 
 export function parseWebConfig(text: string, file: string): WebConfig {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(
-      file,
-      doc.errors.map((e) => ({ line: lines.linePos(e.pos[0]).line, key: '', message: e.message.split('\n')[0] ?? e.message })),
-    );
-  }
-  const parsed = webConfigSchema.safeParse(doc.toJS() ?? {});
-  if (!parsed.success) {
-    throw new ConfigError(
-      file,
-      parsed.error.issues.map((issue) => ({ line: lineOf(doc, lines, issue.path), key: issue.path.map(String).join('.'), message: issue.message })),
-    );
-  }
-  const c = parsed.data;
+  const parsed = parseYamlWith(webConfigSchema, text, file);
+  const c = parsed.value;
   const problems: Problem[] = [];
-  const problem = (path: string[], message: string) => problems.push({ line: lineOf(doc, lines, path), key: path.join('.'), message });
+  const problem = (path: string[], message: string) => problems.push({ line: parsed.lineOf(path), key: path.join('.'), message });
 
   let tls: TlsSettings | undefined;
   const t = c.tls_server_config;
