@@ -3,9 +3,11 @@
 import type { Config } from './config/schema.js';
 import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';
+import type { HistogramSeries, SeriesHandle } from './metrics/families.js';
 import { mappingFor } from './record/presets.js';
 import { RecordParser } from './record/parse-record.js';
 import { SignalClassifier } from './signals/classify.js';
+import type { OptIn } from './signals/opt-in.js';
 import type { LineSink } from './source/line-sink.js';
 import { Aggregate } from './windows/aggregate.js';
 import { SlidingWindow, type Clock } from './windows/sliding-window.js';
@@ -17,6 +19,32 @@ export interface PipelineOptions {
 }
 
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
+/** Index of 'unknown' in a RequestSeries row, after the five classes. */
+const UNKNOWN_STATUS = STATUS_CLASSES.length;
+
+/**
+ * The series one request feeds, resolved once per (hit, status class, model, route, cohort): the per-line
+ * path then adds to them directly instead of joining labels into a key per metric per line (that join and
+ * lookup was ~15 % of `report`; see bench/RESULTS.md).
+ */
+interface RequestSeries {
+  requests: SeriesHandle;
+  duration: HistogramSeries;
+  degraded: SeriesHandle;
+  cached: SeriesHandle;
+  /** Only on hit series: warm-up outcomes are only counted for hits. */
+  warmupHit: SeriesHandle | undefined;
+  warmupMiss: SeriesHandle | undefined;
+}
+
+/** model → route → cohort → row of 12 (hit × status class), filled as combinations appear. */
+type SeriesIndex = Map<string, Map<string, Map<string, (RequestSeries | undefined)[]>>>;
+
+interface SourceSeries {
+  lines: SeriesHandle;
+  /** Created by the first record, so the gauge is absent until a source has one. */
+  lastRecord: SeriesHandle | undefined;
+}
 
 export class Pipeline implements LineSink {
   readonly metrics: ExporterMetrics;
@@ -27,6 +55,10 @@ export class Pipeline implements LineSink {
   private readonly classifier: SignalClassifier;
   private readonly clock: Clock;
   private readonly delayProfileHeader: string;
+  private readonly seriesIndex: SeriesIndex = new Map();
+  private readonly sources = new Map<string, SourceSeries>();
+  /** By defect, or by state when there is none (the two sets of names do not overlap). */
+  private readonly optInSeries = new Map<string, SeriesHandle>();
 
   constructor(readonly config: Config, opts: PipelineOptions = {}) {
     this.clock = opts.clock ?? Date.now;
@@ -51,7 +83,8 @@ export class Pipeline implements LineSink {
 
   line(text: string, source: string): void {
     const m = this.metrics;
-    m.lines.inc([source]);
+    const src = this.sourceSeries(source);
+    src.lines.value++;
     const parsed = this.parser.parse(text);
     if (!parsed.ok) {
       m.parseErrors.inc([parsed.reason]);
@@ -59,41 +92,93 @@ export class Pipeline implements LineSink {
     }
     const r = parsed.record;
     const s = this.classifier.classify(r);
-    const hit = s.hit ? 'true' : 'false';
     const model = m.model.map(r.model);
-    const route = m.route.map(r.route);
-    const cohort = m.cohort.map(r.cohort);
+    const series = this.requestSeries(s.hit, r.status, model, m.route.map(r.route), m.cohort.map(r.cohort));
 
-    if (m.requests.inc([hit, statusClass(r.status), model, route, cohort])) {
-      // Prometheus sees no increase in a series that appears already at 1: create the series the rules
-      // take increase() of at 0 as soon as their labels exist, so the first degraded request alerts.
-      m.degraded.touch([model, route, cohort]);
-      m.cached.touch([model, route]);
-      if (s.hit) for (const outcome of ['hit', 'miss']) m.warmup.touch([outcome, model]);
+    series.requests.value++;
+    series.duration.observe(r.latencySeconds);
+    if (s.degraded) series.degraded.value++;
+    if (s.warmup !== undefined) {
+      const warm = s.warmup === 'hit' ? series.warmupHit : series.warmupMiss;
+      if (warm !== undefined) warm.value++;
+      else m.warmup.inc([s.warmup, model]);
     }
-    m.duration.observe([hit, model, route, cohort], r.latencySeconds);
-    if (s.degraded) m.degraded.inc([model, route, cohort]);
-    if (s.warmup !== undefined) m.warmup.inc([s.warmup, model]);
-    if (s.cached) m.cached.inc([model, route]);
+    if (s.cached) series.cached.value++;
     if (s.downgradeReason !== undefined) m.downgrades.inc([m.reason.map(s.downgradeReason)]);
     if (s.mode !== undefined) m.throttleModes.inc([s.mode]);
-    if (s.optIn !== undefined) m.optIn.inc([s.optIn.state, s.optIn.defect ?? '']);
+    if (s.optIn !== undefined) this.optInSeriesOf(s.optIn).value++;
     if (s.delayProfileInvalid) m.headerParseErrors.inc([this.delayProfileHeader]);
 
     const timeSeconds = (r.timeMs ?? this.clock()) / 1000;
-    if (timeSeconds > m.lastRecord.get([source])) m.lastRecord.set([source], timeSeconds);
+    if (timeSeconds > (src.lastRecord?.value ?? 0)) {
+      src.lastRecord ??= m.lastRecord.handle([source]);
+      src.lastRecord.value = timeSeconds;
+    }
 
     this.window.add(s, r.latencySeconds, r.timeMs);
     this.total?.add(s, r.latencySeconds);
   }
 
+  /** The series of one label combination, created (with the series it implies) on its first request. */
+  private requestSeries(hit: boolean, status: number | undefined, model: string, route: string, cohort: string): RequestSeries {
+    let byRoute = this.seriesIndex.get(model);
+    if (byRoute === undefined) this.seriesIndex.set(model, (byRoute = new Map()));
+    let byCohort = byRoute.get(route);
+    if (byCohort === undefined) byRoute.set(route, (byCohort = new Map()));
+    let row = byCohort.get(cohort);
+    if (row === undefined) byCohort.set(cohort, (row = []));
+    const cls = status === undefined ? UNKNOWN_STATUS : statusIndex(status);
+    const i = (hit ? 0 : UNKNOWN_STATUS + 1) + cls;
+    return (row[i] ??= this.createRequestSeries(hit ? 'true' : 'false', STATUS_CLASSES[cls] ?? 'unknown', model, route, cohort));
+  }
+
+  private createRequestSeries(hit: string, statusClass: string, model: string, route: string, cohort: string): RequestSeries {
+    const m = this.metrics;
+    const requestLabels = [hit, statusClass, model, route, cohort];
+    if (!m.requests.has(requestLabels)) {
+      // Prometheus sees no increase in a series that appears already at 1: create the series the rules
+      // take increase() of at 0 as soon as their labels exist, so the first degraded request alerts.
+      m.degraded.touch([model, route, cohort]);
+      m.cached.touch([model, route]);
+      if (hit === 'true') for (const outcome of ['hit', 'miss']) m.warmup.touch([outcome, model]);
+    }
+    return {
+      requests: m.requests.handle(requestLabels),
+      duration: m.duration.handle([hit, model, route, cohort]),
+      degraded: m.degraded.handle([model, route, cohort]),
+      cached: m.cached.handle([model, route]),
+      warmupHit: hit === 'true' ? m.warmup.handle(['hit', model]) : undefined,
+      warmupMiss: hit === 'true' ? m.warmup.handle(['miss', model]) : undefined,
+    };
+  }
+
+  private sourceSeries(source: string): SourceSeries {
+    let s = this.sources.get(source);
+    if (s === undefined) {
+      s = { lines: this.metrics.lines.handle([source]), lastRecord: undefined };
+      this.sources.set(source, s);
+    }
+    return s;
+  }
+
+  private optInSeriesOf(optIn: OptIn): SeriesHandle {
+    const key = optIn.defect ?? optIn.state;
+    let h = this.optInSeries.get(key);
+    if (h === undefined) {
+      h = this.metrics.optIn.handle([optIn.state, optIn.defect ?? '']);
+      this.optInSeries.set(key, h);
+    }
+    return h;
+  }
+
   oversize(source: string): void {
-    this.metrics.lines.inc([source]);
+    this.sourceSeries(source).lines.value++;
     this.metrics.parseErrors.inc(['too_long']);
   }
 }
 
-function statusClass(status: number | undefined): string {
-  if (status === undefined) return 'unknown';
-  return STATUS_CLASSES[Math.floor(status / 100) - 1] ?? 'unknown';
+/** Index into STATUS_CLASSES, or UNKNOWN_STATUS. */
+function statusIndex(status: number): number {
+  const i = Math.floor(status / 100) - 1;
+  return i >= 0 && i < STATUS_CLASSES.length ? i : UNKNOWN_STATUS;
 }

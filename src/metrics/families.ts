@@ -16,10 +16,17 @@ export interface ExposedFamily {
 
 const SEP = '\u001f';
 
-interface Series {
-  labels: readonly string[];
+/**
+ * One series of a counter or gauge. The per-line path resolves it once per label combination and then
+ * adds to `value` directly, instead of joining label values into a key and looking it up on every event.
+ * Valid for as long as the family is not cleared (the per-line families never are).
+ */
+export interface SeriesHandle {
+  readonly labels: readonly string[];
   value: number;
 }
+
+type Series = SeriesHandle;
 
 abstract class ScalarFamily {
   protected readonly series = new Map<string, Series>();
@@ -34,6 +41,16 @@ abstract class ScalarFamily {
   /** The current value of one series (0 when it was never touched). */
   get(values: readonly string[]): number {
     return this.series.get(values.join(SEP))?.value ?? 0;
+  }
+
+  /** Whether the series exists (was touched or changed). */
+  has(values: readonly string[]): boolean {
+    return this.series.has(values.join(SEP));
+  }
+
+  /** The series, created at 0 if it does not exist yet (like touch). */
+  handle(values: readonly string[]): SeriesHandle {
+    return this.cell(values);
   }
 
   /** Sum over every series whose labels match the given subset. */
@@ -102,12 +119,34 @@ export class GaugeFamily extends ScalarFamily {
   }
 }
 
-interface HistogramSeries {
-  labels: readonly string[];
+/** One series of a histogram; like SeriesHandle, the per-line path keeps it and observes into it directly. */
+export class HistogramSeries {
   /** Non-cumulative counts per bound; the +Inf overflow is count − sum of these. */
-  counts: Float64Array;
-  sum: number;
-  count: number;
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(
+    readonly labels: readonly string[],
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length);
+  }
+
+  observe(v: number): void {
+    // Binary search for the first bound ≥ v (buckets are `le`, inclusive).
+    const bounds = this.bounds;
+    let lo = 0;
+    let hi = bounds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((bounds[mid] as number) < v) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < bounds.length) (this.counts[lo] as number)++;
+    this.sum += v;
+    this.count++;
+  }
 }
 
 export class HistogramFamily {
@@ -124,23 +163,18 @@ export class HistogramFamily {
   }
 
   observe(values: readonly string[], v: number): void {
+    this.handle(values).observe(v);
+  }
+
+  /** The series, created empty if it does not exist yet; it shows in the exposition from then on. */
+  handle(values: readonly string[]): HistogramSeries {
     const key = values.join(SEP);
     let s = this.series.get(key);
     if (s === undefined) {
-      s = { labels: [...values], counts: new Float64Array(this.bounds.length), sum: 0, count: 0 };
+      s = new HistogramSeries([...values], this.bounds);
       this.series.set(key, s);
     }
-    // Binary search for the first bound ≥ v (buckets are `le`, inclusive).
-    let lo = 0;
-    let hi = this.bounds.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.bounds[mid] as number) < v) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo < this.bounds.length) (s.counts[lo] as number)++;
-    s.sum += v;
-    s.count++;
+    return s;
   }
 
   /** Cumulative count at or below `bound`, and the total count, over the series matching `where`. */

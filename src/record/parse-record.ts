@@ -36,6 +36,8 @@ const UNIT_SECONDS = { s: 1, ms: 1e-3, us: 1e-6 } as const;
 const LIST_SEPARATOR = /\s*[,:]\s*/;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})$/;
+/** "2026-11-29T12:00:", the part of a canonical timestamp that changes once a minute. */
+const MINUTE_PREFIX_LENGTH = 17;
 /** Epoch numbers below this are seconds, above are milliseconds (1e11 s is the year 5138; 1e11 ms is 1973). */
 const EPOCH_MS_THRESHOLD = 1e11;
 
@@ -66,6 +68,11 @@ export interface RecordParserOptions {
 }
 
 type HeaderReader = (obj: JsonObject) => Record<string, string> | undefined;
+/** The minute of the last canonical timestamp seen ("2026-11-29T12:00:"), and its epoch ms. */
+interface MinuteCache {
+  prefix: string;
+  ms: number;
+}
 
 export class RecordParser {
   private readonly time: Getter;
@@ -76,9 +83,12 @@ export class RecordParser {
   private readonly cohort: Getter;
   private readonly unit: number;
   private readonly sumList: boolean;
-  private readonly absent: ReadonlySet<string>;
+  private readonly absentSet: ReadonlySet<string>;
+  /** Longest absent spelling: longer values skip the set lookup (which would hash every timestamp and label). */
+  private readonly absentMaxLength: number;
   private readonly readResponse: HeaderReader;
   private readonly readRequest: HeaderReader;
+  private minute: MinuteCache = { prefix: '', ms: 0 };
 
   constructor(opts: RecordParserOptions) {
     const m = opts.mapping;
@@ -90,7 +100,8 @@ export class RecordParser {
     this.cohort = compilePath(m.cohort);
     this.unit = UNIT_SECONDS[m.latencyUnit];
     this.sumList = opts.latencyList === 'sum';
-    this.absent = new Set(opts.absentValues);
+    this.absentSet = new Set(opts.absentValues);
+    this.absentMaxLength = Math.max(-1, ...opts.absentValues.map((v) => v.length));
     this.readResponse = this.headerReader(m.responseHeaders, opts.responseHeaderNames);
     this.readRequest = this.headerReader(m.requestHeaders, opts.requestHeaderNames);
   }
@@ -129,7 +140,7 @@ export class RecordParser {
     if (typeof v === 'number') {
       value = v;
     } else if (typeof v === 'string') {
-      if (this.absent.has(v)) return 'missing_latency';
+      if (this.isAbsent(v)) return 'missing_latency';
       const parsed = this.latencyText(v);
       if (typeof parsed === 'string') return parsed;
       value = parsed;
@@ -163,11 +174,56 @@ export class RecordParser {
     if (v === undefined || v === null) return undefined;
     if (typeof v === 'number') return Number.isFinite(v) && v > 0 ? epochMs(v) : null;
     if (typeof v !== 'string') return null;
-    if (this.absent.has(v)) return undefined;
+    if (this.isAbsent(v)) return undefined;
+    const fast = this.canonicalTimeMs(v);
+    if (fast !== undefined) return fast;
     if (NUMERIC.test(v)) {
       const n = Number(v);
       return n > 0 ? epochMs(n) : null;
     }
+    return this.slowTimeMs(v);
+  }
+
+  /**
+   * "2026-11-29T12:00:05.250Z" or "…:05Z", the form nearly every gateway writes, without the regex and
+   * Date.parse: the minute ("2026-11-29T12:00:") is read the slow way once and cached, then only the
+   * seconds and milliseconds are new. undefined: not that form or another minute, so the slow path decides.
+   */
+  private canonicalTimeMs(v: string): number | undefined {
+    const len = v.length;
+    if ((len !== 20 && len !== 24) || v.charCodeAt(len - 1) !== 0x5a /* Z */) return undefined;
+    const s1 = v.charCodeAt(17) - 0x30;
+    const s2 = v.charCodeAt(18) - 0x30;
+    if (!(s1 >= 0 && s1 <= 5 && s2 >= 0 && s2 <= 9)) return undefined;
+    let ms = 0;
+    if (len === 24) {
+      const m1 = v.charCodeAt(20) - 0x30;
+      const m2 = v.charCodeAt(21) - 0x30;
+      const m3 = v.charCodeAt(22) - 0x30;
+      if (v.charCodeAt(19) !== 0x2e || !(m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9 && m3 >= 0 && m3 <= 9)) return undefined;
+      ms = m1 * 100 + m2 * 10 + m3;
+    }
+    if (!this.inCachedMinute(v)) {
+      const prefix = v.slice(0, MINUTE_PREFIX_LENGTH);
+      // Only a plain UTC minute (hour 00–23) is cached; the slow path validates it like any other time.
+      const hour = Number(prefix.slice(11, 13));
+      const at = this.slowTimeMs(`${prefix}00Z`);
+      if (typeof at !== 'number' || !(hour <= 23) || prefix.charCodeAt(10) !== 0x54 /* T */) return undefined;
+      this.minute = { prefix, ms: at };
+    }
+    return this.minute.ms + (s1 * 10 + s2) * 1000 + ms;
+  }
+
+  /** Whether v starts with the cached minute; a char loop, as startsWith() showed up in profiles. */
+  private inCachedMinute(v: string): boolean {
+    const prefix = this.minute.prefix;
+    if (prefix === '') return false;
+    for (let i = 0; i < MINUTE_PREFIX_LENGTH; i++) if (v.charCodeAt(i) !== prefix.charCodeAt(i)) return false;
+    return true;
+  }
+
+  /** RFC 3339 as the slow path reads it: regex, then Date.parse. */
+  private slowTimeMs(v: string): number | null {
     if (!RFC3339.test(v)) return null;
     const ms = Date.parse(v);
     return Number.isNaN(ms) ? null : ms;
@@ -179,9 +235,13 @@ export class RecordParser {
   }
 
   private label(v: unknown): string {
-    if (typeof v === 'string') return this.absent.has(v) ? '' : v;
+    if (typeof v === 'string') return this.isAbsent(v) ? '' : v;
     if (typeof v === 'number' || typeof v === 'boolean') return String(v);
     return '';
+  }
+
+  private isAbsent(v: string): boolean {
+    return v.length <= this.absentMaxLength && this.absentSet.has(v);
   }
 
   /** `absent`: whether the gateway's "no value" spellings mean "no header" (flat fields, not a real header object). */
@@ -192,20 +252,21 @@ export class RecordParser {
     // Some gateways log repeated headers as arrays; HTTP combines them with ", " (RFC 9110 §5.3).
     else if (Array.isArray(v)) text = v.map(String).join(', ');
     else return undefined;
-    return absent && this.absent.has(text) ? undefined : text;
+    return absent && this.isAbsent(text) ? undefined : text;
   }
 
   private headerReader(where: Mapping['responseHeaders'], names: readonly string[]): HeaderReader {
     const wanted = new Set(names.map((n) => n.toLowerCase()));
     if (where.path !== undefined) {
       const get = compilePath(where.path);
+      const nameOf = headerNameCache(wanted);
       return (obj) => {
         const headers = get(obj);
         if (!isObject(headers)) return undefined;
         const out: Record<string, string> = {};
         for (const key in headers) {
-          const name = key.toLowerCase();
-          if (!wanted.has(name)) continue;
+          const name = nameOf(key);
+          if (name === undefined) continue;
           // A logged header object holds what was sent: "" is an (empty) header, not a missing one.
           const value = this.headerValue(headers[key], false);
           if (value === undefined) continue;
@@ -231,6 +292,28 @@ export class RecordParser {
       return carried ? out : undefined;
     };
   }
+}
+
+/** Bounds the header-name cache against logs with endless distinct header names. */
+const HEADER_NAME_CACHE_LIMIT = 1024;
+
+/**
+ * Raw header key → the wanted lower-case name it is, or undefined. Gateways repeat the same few keys and
+ * JSON.parse hands out the same (internalized) key strings, so a Map hit replaces toLowerCase() plus a
+ * set lookup per header per line.
+ */
+function headerNameCache(wanted: ReadonlySet<string>): (key: string) => string | undefined {
+  const cache = new Map<string, string | null>();
+  return (key) => {
+    let name = cache.get(key);
+    if (name === undefined) {
+      const lower = key.toLowerCase();
+      name = wanted.has(lower) ? lower : null;
+      if (cache.size >= HEADER_NAME_CACHE_LIMIT) cache.clear();
+      cache.set(key, name);
+    }
+    return name ?? undefined;
+  };
 }
 
 function epochMs(n: number): number {

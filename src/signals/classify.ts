@@ -26,6 +26,10 @@ export class SignalClassifier {
   private readonly downgrade: string;
   private readonly optIn: string;
   private readonly profiles: DelayProfileReader;
+  // The layer id of the previous line and whether it matched: most lines repeat it, so the regex runs
+  // only when the value changes.
+  private lastLayer: string | undefined;
+  private lastLayerHit = false;
 
   constructor(headers: Config['headers']) {
     this.h = headers;
@@ -46,10 +50,18 @@ export class SignalClassifier {
     return [this.optIn];
   }
 
+  private isHit(layer: string): boolean {
+    if (layer !== this.lastLayer) {
+      this.lastLayer = layer;
+      this.lastLayerHit = this.h.layerId.match.test(layer);
+    }
+    return this.lastLayerHit;
+  }
+
   classify(record: GatewayRecord): Signals {
     const res = record.responseHeaders;
     const layer = res[this.layerId];
-    const hit = layer !== undefined && this.h.layerId.match.test(layer);
+    const hit = layer !== undefined && this.isHit(layer);
     const profileText = res[this.delayProfile];
     const profile = profileText === undefined ? undefined : this.profiles.read(profileText);
     return {

@@ -23,11 +23,22 @@ const CACHE_LIMIT = 256;
 
 export class DelayProfileReader {
   private readonly cache = new Map<string, DelayProfile | null>();
+  // The value of the previous line: most lines repeat it, and comparing it is cheaper than hashing it.
+  private lastValue: string | undefined;
+  private lastProfile: DelayProfile | null = null;
 
   constructor(private readonly members: DelayProfileMembers) {}
 
   /** The profile, or null when the value is not a valid structured-field Dictionary. */
   read(value: string): DelayProfile | null {
+    if (value === this.lastValue) return this.lastProfile;
+    const profile = this.lookup(value);
+    this.lastValue = value;
+    this.lastProfile = profile;
+    return profile;
+  }
+
+  private lookup(value: string): DelayProfile | null {
     const cached = this.cache.get(value);
     if (cached !== undefined) return cached;
     const profile = this.parse(value);
