@@ -41,20 +41,20 @@ describe('serve', () => {
     server = undefined;
   });
 
-  it('reflects an appended line in /metrics within 1 s', async () => {
+  // How fast (p50/p99 from append to /metrics) is measured by `npm run bench` (bench/RESULTS.md), not here:
+  // a test must not depend on how busy the machine is.
+  it('reflects an appended line in /metrics', async () => {
     const log = join(dir, 'gateway.log');
     writeFileSync(log, line({ latencyMs: 999 })); // before start: skipped with the default start-at=end
     server = await startServe([log]);
     const before = await scrape(server);
     expect(sample(before, 'zero_plane_window_requests')).toBeUndefined(); // absent while the window is empty
 
-    const appendedAt = Date.now();
     appendFileSync(log, line({ latencyMs: 180, warmup: 'hit' }));
     const text = await waitFor(async () => {
       const t = await scrape(server as ServeProcess);
       return sample(t, 'zero_plane_window_requests') === 1 ? t : undefined;
-    }, 1_000, 'the appended line in /metrics');
-    expect(Date.now() - appendedAt).toBeLessThan(1_000);
+    }, 5_000, 'the appended line in /metrics');
     expect(sample(text, 'zero_plane_requests_total{hit="true",status_class="2xx",model="claude-zp",route="/v1/messages",cohort=""}')).toBe(1);
     expect(sample(text, 'zero_plane_hit_rate')).toBe(1);
     expect(sample(text, 'zero_plane_warmup_efficiency')).toBe(1);

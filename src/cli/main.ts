@@ -1,18 +1,13 @@
-// The command line: a thin shell that parses flags, loads the config and runs one command.
+// The command line: a thin shell that parses flags, loads the config and runs one command. Each command's
+// modules are imported only when it runs: `report` must not pay for express, the simulator or the
+// dashboards SDK (0.4 s and ~20 MiB before the first line, measured in bench/RESULTS.md).
 import { ConfigError, loadConfig } from '../config/load.js';
 import { parseDuration } from '../config/duration.js';
 import type { Config } from '../config/schema.js';
-import { LoadGenerator } from '../loadgen/load-generator.js';
-import { writeDashboards } from '../dashboards/render-dashboards.js';
-import { writePack } from '../pack/write-pack.js';
-import { parseListenAddress } from '../server/http-server.js';
+import { parseListenAddress } from '../server/listen-address.js';
 import { createLogger, type Logger, type LogLevel } from '../server/logger.js';
 import { loadWebConfig, type WebConfig } from '../server/web-config.js';
-import { startSimulator } from '../simulate/simulator.js';
-import { startDemo } from './demo-command.js';
 import { flagString, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
-import { runReport } from './report-command.js';
-import { startServe } from './serve-command.js';
 import { VERSION } from './version.js';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -49,23 +44,29 @@ export async function main(argv: string[]): Promise<number> {
     };
 
     switch (command) {
-      case 'report':
+      case 'report': {
+        const { runReport } = await import('./report-command.js');
         return await runReport(
           config,
           { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
           (text) => process.stdout.write(text),
         );
-      case 'generate':
+      }
+      case 'generate': {
         noPositionals(flags, command);
+        const [{ writePack }, { writeDashboards }] = await Promise.all([import('../pack/write-pack.js'), import('../dashboards/render-dashboards.js')]);
         for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
         for (const path of writeDashboards(config, flagString(flags, 'dashboards.out') as string)) log.info('wrote', { path });
         return 0;
+      }
       case 'serve': {
+        const { startServe } = await import('./serve-command.js');
         const server = await startServe(withServeFlags(config, flags), log, webConfigOf(flags));
         return await until(() => server.stop());
       }
       case 'demo': {
         noPositionals(flags, command);
+        const { startDemo } = await import('./demo-command.js');
         // Loaded before the demo starts anything, so a bad file exits 2 with nothing left running.
         const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...webConfigOf(flags) }, log);
         return await until(() => demo.stop());
@@ -75,6 +76,7 @@ export async function main(argv: string[]): Promise<number> {
         const at = listenAddress(flagString(flags, 'simulate.listen-address') as string, 'simulate.listen-address');
         const mode = flagString(flags, 'simulate.mode');
         if (mode !== 'strict' && mode !== 'balanced' && mode !== 'adaptive') throw new UsageError('--simulate.mode must be strict, balanced or adaptive');
+        const { startSimulator } = await import('../simulate/simulator.js');
         const simulator = await startSimulator({
           ...(at.host === undefined ? {} : { host: at.host }),
           port: at.port,
@@ -108,6 +110,7 @@ async function runLoad(flags: ParsedFlags, log: Logger, signalled: Promise<strin
   const durationMs = durationText === undefined ? undefined : parseDuration(durationText);
   if (durationText !== undefined && durationMs === undefined) throw new UsageError(`--load.duration: "${durationText}" is not a duration such as 30s`);
   let errors = 0;
+  const { LoadGenerator } = await import('../loadgen/load-generator.js');
   const load = new LoadGenerator({
     target: flagString(flags, 'load.target') as string,
     ratePerSecond: positiveNumber(flags, 'load.rate'),

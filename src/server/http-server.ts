@@ -57,15 +57,6 @@ export function createApp(opts: HttpOptions): express.Express {
   return app;
 }
 
-/** Parses a Prometheus-style listen address (":9185", "127.0.0.1:0", "[::1]:9185"). */
-export function parseListenAddress(address: string): { host: string | undefined; port: number } | undefined {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(address);
-  if (!m) return undefined;
-  const port = Number(m[3]);
-  if (port > 65535) return undefined;
-  const host = m[1] ?? m[2];
-  return { host: host === '' ? undefined : host, port };
-}
 
 export function listen(app: express.Express, host: string | undefined, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
