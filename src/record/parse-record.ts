@@ -179,7 +179,8 @@ export class RecordParser {
     if (fast !== undefined) return fast;
     if (NUMERIC.test(v)) {
       const n = Number(v);
-      return n > 0 ? epochMs(n) : null;
+      // "1e400" is numeric text but Infinity: a time that would pin the last-record gauge at +Inf.
+      return Number.isFinite(n) && n > 0 ? epochMs(n) : null;
     }
     return this.slowTimeMs(v);
   }
