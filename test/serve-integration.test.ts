@@ -1,6 +1,6 @@
 // `serve` as users run it: a real process on 127.0.0.1 following a real file, scraped over HTTP.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -137,6 +137,21 @@ describe('serve', () => {
     expect(sample(await scrape(server), `zero_plane_exporter_source_errors_total{source="${log}",reason="not_found"}`)).toBe(1);
     writeFileSync(log, line({ latencyMs: 170 }));
     await waitFor(async () => (sample(await scrape(server as ServeProcess), 'zero_plane_window_requests') === 1 ? true : undefined), 2_000, 'the late file to be read');
+  });
+
+  it('counts a rename rotation and keeps reading the new file', async () => {
+    const log = join(dir, 'gateway.log');
+    writeFileSync(log, '');
+    server = await startServe([log]);
+    appendFileSync(log, line({ latencyMs: 170 }));
+    await waitFor(async () => (sample(await scrape(server as ServeProcess), `zero_plane_exporter_lines_total{source="${log}"}`) === 1 ? true : undefined), 3_000, 'the first line');
+    renameSync(log, `${log}.1`);
+    writeFileSync(log, line({ latencyMs: 171 }));
+    const text = await waitFor(async () => {
+      const t = await scrape(server as ServeProcess);
+      return sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) === 2 ? t : undefined;
+    }, 3_000, 'the line in the new file');
+    expect(sample(text, `zero_plane_exporter_file_rotations_total{source="${log}",kind="rename"}`)).toBe(1);
   });
 
   it('reads stdin with -', async () => {

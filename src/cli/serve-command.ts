@@ -83,7 +83,18 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       log.warn('source problem; retrying', { source, reason, detail });
     },
     opened: (source, path) => log.info('following file', { source, path }),
-    rotated: (source, path, kind) => log.info('file rotated', { source, path, kind }),
+    rotated: (source, path, kind) => {
+      pipeline.metrics.rotations.inc([source, kind]);
+      log.info('file rotated', { source, path, kind });
+    },
+    skipped: (source, bytes, reason) => {
+      pipeline.metrics.skippedBytes.inc([source, reason], bytes);
+      log.warn('bytes skipped', { source, bytes, reason });
+    },
+    partialLine: (source, path) => {
+      pipeline.metrics.partialLines.inc([source]);
+      log.info('partial last line delivered', { source, path });
+    },
   };
   const maxLineBytes = config.input.maxLineBytes;
   const files =

@@ -56,6 +56,21 @@ export class ExporterMetrics {
     'Label values replaced by __other__ because the label reached its value limit.',
     ['label'],
   );
+  readonly rotations = new CounterFamily(
+    'zero_plane_exporter_file_rotations_total',
+    'Rotations of followed files seen (rename, truncate, copytruncate-recovered, symlink, recreate).',
+    ['source', 'kind'],
+  );
+  readonly skippedBytes = new CounterFamily(
+    'zero_plane_exporter_skipped_bytes_total',
+    'Bytes that could not be read (a plain truncate before they were read), by reason.',
+    ['source', 'reason'],
+  );
+  readonly partialLines = new CounterFamily(
+    'zero_plane_exporter_partial_lines_total',
+    'Last lines without a newline, delivered when their file was let go of (rotated away or deleted).',
+    ['source'],
+  );
   readonly sourceErrors = new CounterFamily(
     'zero_plane_exporter_source_errors_total',
     'Problems reading a source (missing file, permission denied, read error); the source is retried.',
@@ -103,6 +118,9 @@ export class ExporterMetrics {
       this.headerParseErrors,
       this.lastRecord,
       this.labelOverflow,
+      this.rotations,
+      this.skippedBytes,
+      this.partialLines,
       this.sourceErrors,
     ];
   }

@@ -1,9 +1,11 @@
 import type { Stats } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import fg from 'fast-glob';
-import type { LineSink, SourceErrorReason, SourceEvents } from './line-sink.js';
+import type { LineSink, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
+import { FINGERPRINT_BYTES, KnownFiles, identity, keep, looksBinary, readHead, sameStart } from './file-identity.js';
+import { familyOf, isGenerationName, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
 
@@ -14,12 +16,20 @@ export interface FollowOptions {
   /** Where to begin in files that exist at startup; default 'end'. Files that appear later are always read from the start. */
   startAt?: 'end' | 'start';
   readChunkBytes?: number; // default 1 MiB
+  /** Bytes read per file and poll, so one fast-growing file cannot starve the others; default 64 MiB. */
+  maxReadBytesPerPoll?: number;
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 250;
 const DEFAULT_READ_CHUNK_BYTES = 1 << 20;
-/** Per file and poll, so one fast-growing file cannot starve the others. */
-const MAX_BYTES_PER_FILE_PER_POLL = 64 << 20;
+const DEFAULT_MAX_READ_BYTES_PER_POLL = 64 << 20;
+/**
+ * A generation rotated away unseen was written after the last poll that saw the path; its mtime is
+ * compared with that poll's time less this slack (filesystem timestamps come from a coarse clock).
+ */
+const MTIME_SLACK_MS = 1000;
+/** Paths remembered with what they last named; a bound against globs over ever-new names. */
+const MAX_REMEMBERED_PATHS = 4096;
 const LF = 0x0a;
 
 const GLOB_OPTIONS = {
@@ -30,15 +40,56 @@ const GLOB_OPTIONS = {
   unique: true,
 } as const;
 
-/** One open file, known by identity (dev:ino) so a rename is told apart from a new file. */
+/**
+ * Why a followed file is no longer the one at its path. `deleted`: unlinked and nothing at the path
+ * yet; `orphan`: a rotated copy or generation read to recover lines, never at a followed path.
+ */
+type End = RotationKind | 'deleted' | 'orphan';
+
+/** One open file, known by identity (dev:ino) and by the first bytes of its content. */
 interface Followed {
   readonly key: string;
   /** Latest path it was seen under. */
   path: string;
   readonly source: string;
   readonly fh: FileHandle;
+  /** Where its rotated copies and generations are looked for; none for orphans. */
+  readonly family: Family | undefined;
   offset: number;
   splitter: LineSplitter;
+  /** Fingerprint: the first min(size, FINGERPRINT_BYTES) bytes of the content being read. */
+  head: Buffer;
+  /** Largest size seen: the file shrinking below it is a truncation. */
+  seenSize: number;
+  /** mtime at the last probe: unchanged with the size, the fingerprint is not read again. */
+  mtimeMs: number;
+  /** seenSize when the current poll began: a copy of this file made since is at least this long. */
+  floor: number;
+  /** When a poll last found it at its path; generations rotated away unseen were written after this. */
+  checkedAtMs: number;
+  end: End | undefined;
+  /** Polls in a row, since it ended, that found nothing new in it. */
+  idlePolls: number;
+  readThisPoll: number;
+}
+
+/** What a path named when a poll last confirmed it. */
+interface PathState {
+  key: string;
+  atMs: number;
+  /** That file was deleted and let go of with nothing at the path: a file appearing there is a recreate. */
+  deleted: boolean;
+}
+
+/** Where generations rotated away unseen are looked for, on behalf of which path and source. */
+interface GenerationScan {
+  family: Family;
+  source: string;
+  path: string;
+  /** When the path last named a file already read: a generation was written after this. */
+  sinceMs: number;
+  /** Starts of content read or about to be read: siblings starting the same way are copies of it. */
+  heads: Buffer[];
 }
 
 /** A path to look at this poll, and the pattern that produced it. */
@@ -61,18 +112,40 @@ interface Problem {
   detail: string;
 }
 
+/** What one probe of a followed file found: its size, mtime and fingerprint (maybe a view of the scratch buffer). */
+interface Probe {
+  size: number;
+  mtimeMs: number;
+  head: Buffer;
+}
+
+type DrainResult = 'eof' | 'more' | 'error';
+
 /**
- * Follows the files matching glob patterns as they grow, by polling: globs are
- * re-expanded every poll, new bytes are read from a tracked offset, and rename
- * and truncation rotations are handled without losing or repeating lines.
+ * Follows the files matching glob patterns as they grow, by polling: globs are re-expanded every poll,
+ * new bytes are read from a tracked offset, and rotations are handled without losing or repeating lines.
+ *
+ * A file is known by its inode and the first KiB of its content. A file renamed away, deleted or
+ * replaced behind a symlink is drained to its end before it is let go of. A file truncated in place
+ * (copytruncate) is read again from its start, and what had not been read yet is recovered from the
+ * copy beside it. The file is the buffer: each poll reads at most `maxReadBytesPerPoll` per file through
+ * one fixed read buffer, and only a partial last line (at most `maxLineBytes`) is held in memory.
  */
 export class FileFollower {
   private readonly followed = new Map<string, Followed>();
+  /** Files let go of that still exist, so one coming back is not read twice. */
+  private readonly known = new KnownFiles();
+  /** What each followed path last named: another file appearing there is a rotation. */
+  private readonly atPath = new Map<string, PathState>();
   /** Problems found during the current poll, keyed by what they are about. */
   private problems = new Map<string, Problem>();
   /** What was last reported per key, so a lasting problem is reported once, not every poll. */
   private reported = new Map<string, SourceErrorReason>();
+  /** Files matched by the patterns this poll; rotation recovery leaves these to the normal path. */
+  private visible = new Map<string, Visible>();
   private readonly buf: Buffer;
+  private readonly scratch = Buffer.alloc(FINGERPRINT_BYTES);
+  private readonly maxReadBytesPerPoll: number;
   private timer: NodeJS.Timeout | undefined;
   private cycle: Promise<void> | undefined;
   private scanned = false;
@@ -85,6 +158,7 @@ export class FileFollower {
     private readonly events: SourceEvents,
   ) {
     this.buf = Buffer.allocUnsafe(opts.readChunkBytes ?? DEFAULT_READ_CHUNK_BYTES);
+    this.maxReadBytesPerPoll = opts.maxReadBytesPerPoll ?? DEFAULT_MAX_READ_BYTES_PER_POLL;
   }
 
   /** Resolves once the first scan is done (existing files opened at their start position). */
@@ -129,20 +203,35 @@ export class FileFollower {
   }
 
   private async cycleBody(): Promise<void> {
-    const fromEnd = !this.scanned && (this.opts.startAt ?? 'end') === 'end';
+    const firstScan = !this.scanned;
+    const fromEnd = firstScan && (this.opts.startAt ?? 'end') === 'end';
     this.scanned = true;
     this.problems = new Map();
+    const now = Date.now();
     try {
-      const visible = await this.locate(await this.expand());
+      const { visible, missing } = await this.locate(await this.expand());
+      this.visible = visible;
+      for (const f of this.followed.values()) {
+        f.floor = f.seenSize;
+        f.readThisPoll = 0;
+      }
       // Files whose path moved on are drained first, so their last lines precede the new file's.
-      await this.followDetached(visible);
       for (const f of [...this.followed.values()]) {
         if (this.stopped) return;
-        if (visible.has(f.key)) await this.readLive(f);
+        if (!visible.has(f.key) && this.followed.get(f.key) === f) await this.followDetached(f);
+      }
+      for (const f of [...this.followed.values()]) {
+        if (this.stopped) return;
+        const v = visible.get(f.key);
+        if (v && this.followed.get(f.key) === f) await this.followLive(f, v, now);
       }
       for (const [key, v] of visible) {
         if (this.stopped) return;
-        if (!this.followed.has(key)) await this.openNew(v, fromEnd);
+        if (!this.followed.has(key)) await this.openNew(key, v, fromEnd, !firstScan, now);
+      }
+      // A configured path is missing; not a problem while its file is still drained after a rename.
+      for (const c of missing) {
+        if (!this.follows((f) => f.path === c.path)) this.problem(`file:${c.path}`, c.source, 'not_found', c.detail);
       }
     } catch (err) {
       // Every step catches its own errors; this only keeps a surprise from ending the poll loop.
@@ -179,19 +268,25 @@ export class FileFollower {
     return candidates;
   }
 
-  /** Stats the candidates; returns the regular files among them by identity. */
-  private async locate(candidates: Map<string, Candidate>): Promise<Map<string, Visible>> {
+  /**
+   * Stats the candidates; returns the regular files among them by identity, and the configured paths
+   * that are missing (a problem unless their file is still being drained after a rename).
+   */
+  private async locate(
+    candidates: Map<string, Candidate>,
+  ): Promise<{ visible: Map<string, Visible>; missing: Array<Candidate & { detail: string }> }> {
     const visible = new Map<string, Visible>();
+    const missing: Array<Candidate & { detail: string }> = [];
     for (const c of candidates.values()) {
       let st: Stats;
       try {
         st = await stat(c.path);
       } catch (err) {
         const reason = fsErrorReason(err);
-        // A glob match gone since listing is not a problem; a configured path is, unless
-        // the file it named is still followed after a rename (the new one is not there yet).
-        if (reason === 'not_found' && (!c.literal || this.follows((f) => f.path === c.path))) continue;
-        this.problem(`file:${c.path}`, c.source, reason, `${c.path}: ${errorMessage(err)}`);
+        // A glob match gone since listing is not a problem.
+        if (reason === 'not_found' && !c.literal) continue;
+        if (reason === 'not_found') missing.push({ ...c, detail: `${c.path}: ${errorMessage(err)}` });
+        else this.problem(`file:${c.path}`, c.source, reason, `${c.path}: ${errorMessage(err)}`);
         continue;
       }
       if (!st.isFile()) {
@@ -202,67 +297,79 @@ export class FileFollower {
       // Two paths to one file (hard or symbolic link): read it once.
       if (!visible.has(key)) visible.set(key, { path: c.path, source: c.source });
     }
-    return visible;
+    return { visible, missing };
+  }
+
+  /** A followed file still matched by a pattern (maybe under a new name, after a rename within the glob). */
+  private async followLive(f: Followed, v: Visible, now: number): Promise<void> {
+    f.path = v.path;
+    f.end = undefined;
+    f.idlePolls = 0;
+    await this.readFile(f);
+    f.checkedAtMs = now;
+    this.notePath(f.path, f.key, now);
+  }
+
+  private notePath(path: string, key: string, atMs: number): void {
+    this.atPath.delete(path);
+    this.atPath.set(path, { key, atMs, deleted: false });
+    if (this.atPath.size > MAX_REMEMBERED_PATHS) this.atPath.delete(this.atPath.keys().next().value as string);
   }
 
   /**
-   * Handles followed files no longer visible under their path: renamed away
-   * (rotation) or deleted. They are drained, since the writer may still append
-   * until it reopens, and closed once their path names a new file or they are deleted.
+   * A followed file no longer visible under its path: renamed away (rotation), deleted, replaced behind
+   * a symlink, or an orphan read for recovery. It is drained, since a writer may still append until it
+   * reopens, and closed once its path names another file (or it is deleted) and a poll found nothing new.
    */
-  private async followDetached(visible: Map<string, Visible>): Promise<void> {
-    for (const f of [...this.followed.values()]) {
-      if (this.stopped) return;
-      const seen = visible.get(f.key);
-      if (seen) {
-        // Renamed to another matching name: same file, keep reading where we were.
-        f.path = seen.path;
-        continue;
-      }
-      if (!(await this.drain(f))) continue;
+  private async followDetached(f: Followed): Promise<void> {
+    // The end is looked for before draining, so that a drain finding nothing new happened after the writer
+    // had already moved on to the new file: only then is the old file done with.
+    if (f.end === undefined || f.end === 'deleted') {
       const end = await this.detachedEnd(f);
-      if (end) await this.retire(f, end);
+      if (end !== undefined && end !== f.end) {
+        f.end = end;
+        f.idlePolls = 0;
+        if (end !== 'deleted') this.emit(() => this.events.rotated?.(f.source, f.path, end));
+      }
     }
+    const result = await this.readFile(f);
+    if (this.stopped || this.followed.get(f.key) !== f || f.end === undefined) return;
+    f.idlePolls = result === 'eof' && f.readThisPoll === 0 ? f.idlePolls + 1 : 0;
+    // A deleted file nobody replaced yet gets one more poll: its writer may not have reopened.
+    if (f.idlePolls >= (f.end === 'deleted' ? 2 : 1)) await this.retire(f);
   }
 
-  /** Whether a detached file is done with: its path now names another file, or it was deleted. */
-  private async detachedEnd(f: Followed): Promise<'replaced' | 'deleted' | undefined> {
+  /** Whether a detached file is done with, and how: its path now names another file, or it was deleted. */
+  private async detachedEnd(f: Followed): Promise<RotationKind | 'deleted' | undefined> {
     try {
       const st = await stat(f.path).catch(() => undefined);
-      if (st && identity(st) !== f.key) return 'replaced';
-      return (await f.fh.stat()).nlink === 0 ? 'deleted' : undefined;
+      const deleted = (await f.fh.stat()).nlink === 0;
+      if (st && identity(st) !== f.key) {
+        if ((await lstat(f.path).catch(() => undefined))?.isSymbolicLink()) return 'symlink';
+        return deleted ? 'recreate' : 'rename';
+      }
+      return deleted ? 'deleted' : undefined;
     } catch (err) {
       this.problem(`read:${f.path}`, f.source, fsErrorReason(err), `${f.path}: ${errorMessage(err)}`);
       return undefined;
     }
   }
 
-  private async retire(f: Followed, end: 'replaced' | 'deleted'): Promise<void> {
+  private async retire(f: Followed): Promise<void> {
     this.followed.delete(f.key);
     // Nothing more will be read from it, so an unterminated last line is as complete as it gets.
-    f.splitter.flush();
+    this.flush(f.splitter, f.source, f.path);
     await f.fh.close().catch(() => undefined);
-    if (end === 'replaced') this.emit(() => this.events.rotated?.(f.source, f.path, 'rename'));
+    if (f.end === 'deleted' || f.end === 'recreate') {
+      const state = this.atPath.get(f.path);
+      if (f.end === 'deleted' && state?.key === f.key) state.deleted = true;
+    } else {
+      // It still exists somewhere: if it comes back into view, resume instead of reading it again.
+      this.known.remember(f.key, f.head, f.offset);
+    }
   }
 
-  private async readLive(f: Followed): Promise<void> {
-    let size: number;
-    try {
-      size = (await f.fh.stat()).size;
-    } catch (err) {
-      this.problem(`read:${f.path}`, f.source, 'read_error', `${f.path}: ${errorMessage(err)}`);
-      return;
-    }
-    if (size < f.offset) {
-      // Truncated in place (copytruncate): start over; a partial line from before belongs to the old content.
-      f.offset = 0;
-      f.splitter = new LineSplitter(this.opts.maxLineBytes, this.sink, f.source);
-      this.emit(() => this.events.rotated?.(f.source, f.path, 'truncate'));
-    }
-    await this.drain(f);
-  }
-
-  private async openNew(v: Visible, fromEnd: boolean): Promise<void> {
+  private async openNew(seen: string, v: Visible, fromEnd: boolean, checkCopies: boolean, now: number): Promise<void> {
     let fh: FileHandle;
     try {
       fh = await open(v.path, 'r');
@@ -271,10 +378,14 @@ export class FileFollower {
       return;
     }
     let key: string;
+    let size: number;
+    let head: Buffer;
     let offset = 0;
     try {
       const st = await fh.stat();
       key = identity(st);
+      size = st.size;
+      head = keep(await readHead(fh, this.scratch));
       if (fromEnd) offset = await startOfLastLine(fh, st.size, this.opts.maxLineBytes, this.buf);
     } catch (err) {
       await fh.close().catch(() => undefined);
@@ -286,34 +397,317 @@ export class FileFollower {
       await fh.close().catch(() => undefined);
       return;
     }
+    if (key !== seen) {
+      // The file seen at this path a moment ago was rotated away before it could be opened. It was never
+      // read: find it beside the path and follow it from its start; the file now at the path comes next poll.
+      await fh.close().catch(() => undefined);
+      if (!fromEnd) await this.followMoved(seen, v, now);
+      return;
+    }
+    if (!fromEnd) offset = this.startOffset(key, head, size, checkCopies);
     const f: Followed = {
       key,
       path: v.path,
       source: v.source,
       fh,
+      family: await familyOf(v.path),
       offset,
       splitter: new LineSplitter(this.opts.maxLineBytes, this.sink, v.source),
+      head,
+      seenSize: Math.max(size, head.length),
+      floor: Math.max(size, head.length),
+      mtimeMs: 0,
+      checkedAtMs: now,
+      end: undefined,
+      idlePolls: 0,
+      readThisPoll: 0,
     };
+    if (this.stopped || this.followed.has(key)) {
+      await fh.close().catch(() => undefined);
+      return;
+    }
     this.followed.set(key, f);
+    const before = this.atPath.get(v.path);
+    this.notePath(v.path, key, now);
     this.emit(() => this.events.opened?.(v.source, v.path));
-    await this.drain(f);
+    if (before !== undefined && before.key !== key && !fromEnd) {
+      // The path named another file: generations rotated away since it was last seen there come first.
+      if (before.deleted) this.emit(() => this.events.rotated?.(v.source, v.path, 'recreate'));
+      if (f.family) {
+        const scan = { family: f.family, source: v.source, path: v.path, sinceMs: before.atMs, heads: [f.head] };
+        await this.recoverGenerations(scan, 'rename');
+      }
+    }
+    await this.readFile(f);
   }
 
-  /** Reads new bytes into the splitter; true when the end of the file was reached. */
-  private async drain(f: Followed): Promise<boolean> {
-    let budget = MAX_BYTES_PER_FILE_PER_POLL;
+  /** Follows a file seen at `v.path` and rotated to a sibling before it was opened, as one renamed away. */
+  private async followMoved(key: string, v: Visible, now: number): Promise<void> {
+    const family = await familyOf(v.path);
+    if (!family) return;
+    const siblings = await probeSiblings(family, '', this.scratch);
+    const s = siblings.find((c) => c.key === key);
+    for (const c of siblings) if (c !== s) await c.fh.close().catch(() => undefined);
+    if (s === undefined) return;
+    if (this.stopped || this.followed.has(key)) {
+      await s.fh.close().catch(() => undefined);
+      return;
+    }
+    const f: Followed = {
+      key,
+      path: v.path,
+      source: v.source,
+      fh: s.fh,
+      family,
+      offset: this.startOffset(key, s.head, s.size, true),
+      splitter: new LineSplitter(this.opts.maxLineBytes, this.sink, v.source),
+      head: s.head,
+      seenSize: Math.max(s.size, s.head.length),
+      floor: Math.max(s.size, s.head.length),
+      mtimeMs: 0,
+      checkedAtMs: now,
+      end: undefined,
+      idlePolls: 0,
+      readThisPoll: 0,
+    };
+    this.followed.set(key, f);
+    this.notePath(v.path, key, now);
+    this.emit(() => this.events.opened?.(v.source, s.path));
+    await this.readFile(f);
+  }
+
+  /**
+   * Where to start reading a file not followed yet (and not at startup): where it was let go of, if it was
+   * read before (a symlink switched back, a file renamed out of the glob and back); at its end if it is a
+   * copy of a followed file (copytruncate's, in a glob's reach); else at its start.
+   */
+  private startOffset(key: string, head: Buffer, size: number, checkCopies: boolean): number {
+    const known = this.known.offsetOf(key, head, size);
+    this.known.forget(key);
+    if (known !== undefined) return known;
+    return checkCopies && this.isCopyOfFollowed(head, size) ? size : 0;
+  }
+
+  /**
+   * A new file that starts like a followed file still at its path and is at least as long as that file
+   * was when this poll began: a copy of content already read or being read (copytruncate's copy, in a
+   * glob's reach), with no new lines. A followed file shorter than the fingerprint is weaker evidence:
+   * the copy must then also be no longer than that file is.
+   */
+  private isCopyOfFollowed(head: Buffer, size: number): boolean {
+    if (size === 0) return false;
+    for (const f of this.followed.values()) {
+      if (f.end !== undefined || f.head.length === 0 || size < f.floor || !sameStart(head, f.head)) continue;
+      if (f.head.length >= FINGERPRINT_BYTES || size <= f.seenSize) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Reads what is new in a followed file. The file is probed (size and fingerprint) before reading and
+   * after every chunk: a file that shrank or whose first bytes changed was truncated or rewritten in
+   * place, and is read again from its start after recovering what it lost (see restart).
+   */
+  private async readFile(f: Followed): Promise<DrainResult> {
+    const before = await this.probe(f);
+    if (before === undefined) return 'error';
+    if (this.wasReplaced(f, before)) await this.restart(f, before);
+    else this.accept(f, before);
+    let budget = this.maxReadBytesPerPoll;
     try {
       while (budget > 0 && !this.stopped) {
         const { bytesRead } = await f.fh.read(this.buf, 0, Math.min(this.buf.length, budget), f.offset);
-        if (bytesRead === 0) return true;
-        f.offset += bytesRead;
+        if (bytesRead === 0) return 'eof';
         budget -= bytesRead;
-        f.splitter.push(this.buf.subarray(0, bytesRead));
+        const after = await this.probe(f);
+        if (after === undefined) return 'error';
+        if (this.wasReplaced(f, after)) {
+          // Truncated while the chunk was read: the chunk is old content if the new content is too short
+          // to have supplied it; otherwise it is dropped (the copy, if any, holds the old bytes).
+          if (after.size < f.offset + bytesRead) this.take(f, bytesRead);
+          await this.restart(f, after);
+          continue;
+        }
+        this.accept(f, after);
+        this.take(f, bytesRead);
       }
     } catch (err) {
       this.problem(`read:${f.path}`, f.source, 'read_error', `${f.path}: ${errorMessage(err)}`);
+      return 'error';
     }
-    return false;
+    return 'more';
+  }
+
+  private take(f: Followed, bytes: number): void {
+    f.offset += bytes;
+    f.readThisPoll += bytes;
+    if (f.offset > f.seenSize) f.seenSize = f.offset;
+    f.splitter.push(this.buf.subarray(0, bytes));
+  }
+
+  private async probe(f: Followed): Promise<Probe | undefined> {
+    try {
+      const { size, mtimeMs } = await f.fh.stat();
+      // Not written since the last probe, and the fingerprint already complete: no need to read it again.
+      if (size === f.seenSize && mtimeMs === f.mtimeMs && f.head.length === Math.min(size, FINGERPRINT_BYTES)) {
+        return { size, mtimeMs, head: f.head };
+      }
+      return { size, mtimeMs, head: await readHead(f.fh, this.scratch) };
+    } catch (err) {
+      this.problem(`read:${f.path}`, f.source, 'read_error', `${f.path}: ${errorMessage(err)}`);
+      return undefined;
+    }
+  }
+
+  /** Logs only grow: shrinking, or a different start, means the content was replaced in place. */
+  private wasReplaced(f: Followed, p: Probe): boolean {
+    return p.size < f.seenSize || !sameStart(p.head, f.head);
+  }
+
+  private accept(f: Followed, p: Probe): void {
+    if (p.head.length > f.head.length) f.head = keep(p.head);
+    if (p.size > f.seenSize) f.seenSize = p.size;
+    f.mtimeMs = p.mtimeMs;
+  }
+
+  /**
+   * The followed file was truncated or rewritten in place. What had not been read yet is recovered from
+   * a copy of the old content beside it (copytruncate), then any generation rotated away between two
+   * polls, and the file is read again from its start. Bytes known to be lost are reported as skipped.
+   */
+  private async restart(f: Followed, p: Probe): Promise<void> {
+    // The probe's head is a view of the scratch buffer, which the sibling probes below reuse.
+    const newHead = keep(p.head);
+    const newSize = p.size;
+    const newMtime = p.mtimeMs;
+    const knownEnd = f.seenSize;
+    const oldSplitter = f.splitter;
+    f.splitter = new LineSplitter(this.opts.maxLineBytes, this.sink, f.source);
+    const siblings = f.family ? await probeSiblings(f.family, f.key, this.scratch) : [];
+    const kept = new Set<Sibling>();
+    try {
+      // Copies of the old content (same start); the longest one holding bytes not read yet fills the gap.
+      const copies = siblings.filter((s) => this.isCopyOf(s, f));
+      const copy = copies.reduce<Sibling | undefined>((best, s) => (s.size > f.offset && (best === undefined || s.size > best.size) ? s : best), undefined);
+      let recoveredTo = f.offset;
+      if (copy !== undefined && copy.size > f.offset) {
+        kept.add(copy);
+        await this.readOrphan(copy, f.source, f.path, f.offset, oldSplitter);
+        recoveredTo = copy.size;
+      } else {
+        this.flush(oldSplitter, f.source, f.path);
+      }
+      // Copies not read from hold content already delivered: a glob reaching them must not read them again.
+      for (const c of copies) if (c !== copy && !this.followed.has(c.key)) this.known.remember(c.key, c.head, c.size);
+      const kind: RotationKind = copies.length > 0 ? 'copytruncate-recovered' : 'truncate';
+      this.emit(() => this.events.rotated?.(f.source, f.path, kind));
+      if (knownEnd > recoveredTo) this.emit(() => this.events.skipped?.(f.source, knownEnd - recoveredTo, 'truncated'));
+      // A sibling starting like the new content is a copy of what is about to be read from the file itself
+      // (another copytruncate since the probe): left alone, it is the gap source if that one is truncated too.
+      if (f.family) {
+        const scan = { family: f.family, source: f.source, path: f.path, sinceMs: f.checkedAtMs, heads: [f.head, newHead] };
+        await this.readGenerations(scan, kind, siblings, kept);
+      }
+    } finally {
+      for (const s of siblings) if (!kept.has(s)) await s.fh.close().catch(() => undefined);
+    }
+    f.offset = 0;
+    f.head = newHead;
+    f.seenSize = Math.max(newSize, newHead.length);
+    f.mtimeMs = newMtime;
+    // New content: a copy of it made from now on can be of any length.
+    f.floor = 0;
+  }
+
+  /** A new file at a path that named another one: read the generations rotated away in between, unseen. */
+  private async recoverGenerations(scan: GenerationScan, kind: RotationKind): Promise<void> {
+    const siblings = await probeSiblings(scan.family, '', this.scratch);
+    const kept = new Set<Sibling>();
+    try {
+      await this.readGenerations(scan, kind, siblings, kept);
+    } finally {
+      for (const s of siblings) if (!kept.has(s)) await s.fh.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Generations that were at a path only between two polls (two rotations in one poll): a sibling named
+   * like a rotated file of the path, never read, written since the path was last seen, not a copy of
+   * content read, not compressed. Also the unread end of a generation read before (a writer that kept
+   * writing after the rotation). Read oldest first. Files a pattern matches are left to the normal path.
+   */
+  private async readGenerations(scan: GenerationScan, kind: RotationKind, siblings: Sibling[], kept: Set<Sibling>): Promise<void> {
+    const todo: Array<{ s: Sibling; from: number }> = [];
+    for (const s of siblings) {
+      if (!isGenerationName(s.name, scan.family.base) || this.followed.has(s.key) || this.visible.has(s.key)) continue;
+      if (s.size > 0 && scan.heads.some((h) => h.length > 0 && sameStart(s.head, h))) continue;
+      const known = this.known.offsetOf(s.key, s.head, s.size);
+      if (known !== undefined) {
+        if (s.size > known) todo.push({ s, from: known });
+        continue;
+      }
+      if (s.size === 0 || s.mtimeMs < scan.sinceMs - MTIME_SLACK_MS || looksBinary(s.head)) continue;
+      todo.push({ s, from: 0 });
+    }
+    todo.sort((a, b) => a.s.mtimeMs - b.s.mtimeMs);
+    for (const { s, from } of todo) {
+      if (this.stopped) return;
+      if (this.followed.has(s.key)) continue;
+      kept.add(s);
+      this.emit(() => this.events.rotated?.(scan.source, scan.path, kind));
+      await this.readOrphan(s, scan.source, scan.path, from, new LineSplitter(this.opts.maxLineBytes, this.sink, scan.source));
+    }
+  }
+
+  /**
+   * Reads a sibling from `from` for a source, as a followed file of its own that is let go of once a
+   * poll finds nothing new in it. A sibling already followed (a glob matches it) is rewound.
+   */
+  private async readOrphan(s: Sibling, source: string, path: string, from: number, splitter: LineSplitter): Promise<void> {
+    const existing = this.followed.get(s.key);
+    if (existing !== undefined) {
+      await s.fh.close().catch(() => undefined);
+      if (from < existing.offset) {
+        this.flush(existing.splitter, existing.source, existing.path);
+        existing.offset = from;
+        existing.splitter = splitter;
+      } else {
+        this.flush(splitter, source, path);
+      }
+      await this.readFile(existing);
+      return;
+    }
+    this.known.forget(s.key);
+    const o: Followed = {
+      key: s.key,
+      path: s.path,
+      source,
+      fh: s.fh,
+      family: undefined,
+      offset: from,
+      splitter,
+      head: s.head,
+      seenSize: Math.max(s.size, s.head.length),
+      floor: Math.max(s.size, s.head.length),
+      mtimeMs: 0,
+      checkedAtMs: Date.now(),
+      end: 'orphan',
+      idlePolls: 0,
+      readThisPoll: 0,
+    };
+    this.followed.set(o.key, o);
+    await this.readFile(o);
+  }
+
+  /** A sibling starting like the content `f` was reading: a copy of it (only its head is compared). */
+  private isCopyOf(s: Sibling, f: Followed): boolean {
+    return f.head.length > 0 && s.size > 0 && sameStart(s.head, f.head);
+  }
+
+  /** Emits a partial last line that will never be completed. */
+  private flush(splitter: LineSplitter, source: string, path: string): void {
+    if (splitter.pendingBytes > 0) this.emit(() => this.events.partialLine?.(source, path));
+    splitter.flush();
   }
 
   private follows(pred: (f: Followed) => boolean): boolean {
@@ -343,10 +737,6 @@ export class FileFollower {
       // Swallowed on purpose: there is nowhere better to report a failing listener.
     }
   }
-}
-
-function identity(st: Stats): string {
-  return `${st.dev}:${st.ino}`;
 }
 
 /**

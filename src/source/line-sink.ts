@@ -7,9 +7,33 @@ export interface LineSink {
 
 export type SourceErrorReason = 'not_found' | 'permission_denied' | 'read_error';
 
+/**
+ * How the file at a followed path was replaced:
+ * - `rename`: renamed away (logrotate `create`); the old file was drained to its end first.
+ * - `truncate`: truncated or rewritten in place and no copy of the old content was found.
+ * - `copytruncate-recovered`: truncated in place, and the bytes not yet read were read from the copy
+ *   (`NAME.1`, `NAME-DATE`, … in the same directory, recognised by its first bytes).
+ * - `symlink`: the path is a symbolic link that now points to another file; the old target was drained.
+ * - `recreate`: deleted, and a new file appeared at the path.
+ * A generation that was rotated away between two polls, unseen, is read from its sibling and reported
+ * with the kind of the rotation that revealed it.
+ */
+export type RotationKind = 'rename' | 'truncate' | 'copytruncate-recovered' | 'symlink' | 'recreate';
+
+/** Why bytes known to have been in a file were never delivered. */
+export type SkipReason = 'truncated';
+
 /** Problems with a source (missing file, permission denied, read error). Reported, never thrown. */
 export interface SourceEvents {
   error(source: string, reason: SourceErrorReason, detail: string): void;
   opened?(source: string, path: string): void;
-  rotated?(source: string, path: string, kind: 'rename' | 'truncate'): void;
+  rotated?(source: string, path: string, kind: RotationKind): void;
+  /**
+   * Bytes the follower knows were in a file but could not read: the file was truncated past them and
+   * no copy holding them was found. Bytes written and truncated between two polls are not known, so
+   * they cannot be counted here.
+   */
+  skipped?(source: string, bytes: number, reason: SkipReason): void;
+  /** An unterminated last line was delivered as it is, because its file was rotated away, deleted or truncated. */
+  partialLine?(source: string, path: string): void;
 }
