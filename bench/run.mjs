@@ -10,8 +10,8 @@
 //   --lines N    lines in the generated log (default 1 000 000, ~357 MB)
 //   --rounds R   alternating rounds (default 5)
 //   --no-mtail   skip mtail (it is ~5× slower than the rest, so it dominates the run time)
-//   --no-prototypes  skip the two what-if rows (bench/prototypes/: a CLI that imports only `report`,
-//                and `report` on two threads); they are measurements for a decision, not the product
+//   --no-prototypes  skip the what-if row (bench/prototypes/: `report` on two threads); a measurement
+//                for a decision, not the product
 //   --no-live    skip the live (serve) measurements
 //   --growth     only the memory-growth run: one `report` over the log with RSS sampled as it runs
 //                (use with --lines 10000000)
@@ -129,12 +129,6 @@ function contenders(file, withMtail, withPrototypes, compareBin) {
   if (withPrototypes) {
     list.push(
       {
-        key: 'lazy',
-        label: 'prototype: `report` with a CLI that imports only `report` (bench/prototypes/report-lazy.mjs)',
-        run: () => timed(process.execPath, [join(ROOT, 'bench', 'prototypes', 'report-lazy.mjs'), file]),
-        counts: reportCounts,
-      },
-      {
         key: 'parallel',
         label: 'prototype: `report` on 2 threads, halves merged (bench/prototypes/parallel-report.mjs)',
         run: () => timed(process.execPath, [join(ROOT, 'bench', 'prototypes', 'parallel-report.mjs'), file]),
@@ -238,7 +232,6 @@ function summarize(args, logFile, rounds) {
     ratios.compareVsBaseline = paired('compare', 'baseline');
     ratios.reportVsCompare = paired('report', 'compare');
   }
-  if (keys.includes('lazy')) ratios.lazyVsBaseline = paired('lazy', 'baseline');
   if (keys.includes('parallel')) {
     ratios.parallelVsBaseline = paired('parallel', 'baseline');
     ratios.parallelVsReport = paired('parallel', 'report');
@@ -268,7 +261,6 @@ function offlineTable(args, logFile, s, list) {
     lines.push(row('compared build ÷ readline+JSON.parse', s.ratios.compareVsBaseline));
     lines.push(row('report ÷ compared build', s.ratios.reportVsCompare));
   }
-  if (s.ratios.lazyVsBaseline) lines.push(row('prototype lazy-CLI report ÷ readline+JSON.parse', s.ratios.lazyVsBaseline));
   if (s.ratios.parallelVsBaseline) {
     lines.push(row('prototype 2-thread report ÷ readline+JSON.parse', s.ratios.parallelVsBaseline));
     lines.push(row('prototype 2-thread report ÷ report', s.ratios.parallelVsReport));
