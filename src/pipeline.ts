@@ -158,7 +158,9 @@ export class Pipeline implements LineSink {
   private sourceSeries(source: string): SourceSeries {
     let s = this.sources.get(source);
     if (s === undefined) {
-      s = { lines: this.metrics.lines.handle([source]), lastRecord: undefined };
+      // A gauge restored from a checkpoint is picked up, so older lines read again do not move it back.
+      const m = this.metrics;
+      s = { lines: m.lines.handle([source]), lastRecord: m.lastRecord.has([source]) ? m.lastRecord.handle([source]) : undefined };
       this.sources.set(source, s);
     }
     return s;

@@ -31,6 +31,12 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'load.out', type: 'string', help: 'Gateway log to append one JSON line per round trip to.', default: 'gateway.log', commands: ['load'] },
   { name: 'load.duration', type: 'string', help: 'Stop after this long (e.g. 30s); unset = until SIGTERM/SIGINT.', commands: ['load'] },
   { name: 'seed', type: 'string', help: 'Seed of the random choices, for a repeatable run.', commands: ['demo', 'simulate', 'load'] },
+  {
+    name: 'checkpoint.file',
+    type: 'string',
+    help: 'Save counters and file offsets here (on checkpoint.schedule and at shutdown) and resume from them at start; overrides checkpoint.file.',
+    commands: ['serve'],
+  },
   { name: 'tail.start-at', type: 'string', help: 'Where to start in files that already exist: end (new lines only) or start.', default: 'end', commands: ['serve'] },
   { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
   { name: 'format', type: 'string', help: 'Output format: text or json.', default: 'text', commands: ['report'] },

@@ -166,8 +166,11 @@ function withServeFlags(config: Config, flags: ParsedFlags): Config {
   const startAt = flags.values['tail.start-at'];
   if (startAt !== undefined && startAt !== 'end' && startAt !== 'start') throw new UsageError('--tail.start-at must be end or start');
   const files = flags.positionals.filter((p) => p !== '-');
+  const checkpointFile = flags.values['checkpoint.file'];
+  if (checkpointFile === '') throw new UsageError('--checkpoint.file must name a file');
   return {
     ...config,
+    checkpoint: { ...config.checkpoint, file: (checkpointFile as string | undefined) ?? config.checkpoint.file },
     web: {
       listenAddress: (flags.values['web.listen-address'] as string | undefined) ?? config.web.listenAddress,
       telemetryPath: (flags.values['web.telemetry-path'] as string | undefined) ?? config.web.telemetryPath,

@@ -1,4 +1,6 @@
 // `serve`: follow the configured sources, keep the window, answer scrapes until SIGTERM/SIGINT.
+import { restoreMetrics, takeCheckpoint, type Checkpoint, type CheckpointJson } from '../checkpoint/checkpoint-state.js';
+import { Checkpointer, loadCheckpoint } from '../checkpoint/checkpointer.js';
 import type { Config } from '../config/schema.js';
 import { gateRouter } from '../gate/gate-router.js';
 import { LoadSheddingGate } from '../gate/load-shedding-gate.js';
@@ -14,7 +16,7 @@ import { landingRouter } from '../server/landing/landing-router.js';
 import { SignalHistory } from '../server/landing/signal-history.js';
 import type { Logger } from '../server/logger.js';
 import type { WebConfig } from '../server/web-config.js';
-import { FileFollower, StdinFollower } from '../source/file-follower.js';
+import { FileFollower, StdinFollower, type FollowerState, type ResumeFrom } from '../source/file-follower.js';
 import type { FaultController } from '../simulate/faults.js';
 import type { SourceEvents } from '../source/line-sink.js';
 import { summarize } from '../windows/summarize.js';
@@ -70,9 +72,20 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   }
 
   const pipeline = new Pipeline(config);
+  // Restored before anything is read, so the pipeline's series handles find the restored series.
+  const checkpointFile = config.checkpoint.file;
+  const checkpoint = checkpointFile === undefined ? undefined : restoreCheckpoint(checkpointFile, pipeline, log);
   const gauges = new WindowGauges(pipeline.window, config.signals);
   const gate = new LoadSheddingGate({ pauseLabel: config.gate.pauseLabel, pauseValue: config.gate.pauseValue });
-  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families(), gate.paused], VERSION);
+  // Every snapshot is taken between two polls of the files, so offsets and counts agree; without file
+  // sources there are no offsets, only counters (stdin and HTTP ingest cannot be read again).
+  const snapshot = (): Promise<CheckpointJson> => {
+    const take = (state: FollowerState) => takeCheckpoint(pipeline.metrics, state);
+    return files === undefined ? Promise.resolve(take({ patterns: [], files: [], known: [] })) : files.snapshot(take);
+  };
+  const checkpointer =
+    checkpointFile === undefined ? undefined : new Checkpointer({ file: checkpointFile, schedule: config.checkpoint.schedule, log, take: snapshot });
+  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families(), gate.paused, ...(checkpointer?.families() ?? [])], VERSION);
   // The landing page's numbers: the window now, and samples of it for the charts.
   const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
   const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
@@ -95,12 +108,24 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       pipeline.metrics.partialLines.inc([source]);
       log.info('partial last line delivered', { source, path });
     },
+    resumed: (source, path, outcome, offset) => {
+      if (outcome === 'gone') log.warn('checkpointed file not found; lines it held past the checkpoint, if any, are lost', { source, path, offset });
+      else log.info(outcome === 'moved' ? 'resuming file rotated while stopped' : 'resuming file', { source, path, offset });
+    },
   };
   const maxLineBytes = config.input.maxLineBytes;
+  const resume: ResumeFrom | undefined =
+    checkpoint === undefined ? undefined : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes };
   const files =
     config.sources.files.length > 0
       ? new FileFollower(
-          { patterns: config.sources.files, maxLineBytes, pollIntervalMs: config.sources.pollInterval, startAt: config.sources.startAt },
+          {
+            patterns: config.sources.files,
+            maxLineBytes,
+            pollIntervalMs: config.sources.pollInterval,
+            startAt: config.sources.startAt,
+            ...(resume === undefined ? {} : { resume }),
+          },
           pipeline,
           events,
         )
@@ -115,6 +140,9 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     telemetryPath: config.web.telemetryPath,
     beforeScrape: () => gauges.refresh(),
     ready: () => ready,
+    // Restored counters are held back until the lines after the checkpoint are counted again (a scrape
+    // between would see them lower than before the restart: a counter reset).
+    ...(checkpoint === undefined ? {} : { scrapeReady: () => ready }),
     routers: [
       gateRouter(gate, bearerToken === undefined ? { log } : { bearerToken, log }),
       ingestRouter({
@@ -142,7 +170,15 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   await files?.start();
   stdin?.start();
   stdin?.done.then(() => log.info('stdin ended; still serving what was read'));
-  ready = true;
+  checkpointer?.start();
+  if (checkpoint !== undefined && files !== undefined) {
+    void files.caughtUp.then(() => {
+      ready = true;
+      log.info('caught up after restart from checkpoint; serving metrics');
+    });
+  } else {
+    ready = true;
+  }
   log.info('serving', {
     address,
     scheme: server.scheme,
@@ -151,6 +187,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     files: config.sources.files.join(','),
     stdin: config.sources.stdin,
     ingest: config.ingest.enabled,
+    checkpoint: checkpointFile,
     version: VERSION,
   });
 
@@ -161,9 +198,30 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     async stop() {
       ready = false;
       history.stop();
+      await checkpointer?.stop();
       stdin?.stop();
       await files?.stop();
+      // Closed before the final checkpoint, so what an ingest request in flight added is in it.
       await server.close();
+      await checkpointer?.write('shutdown');
     },
   };
+}
+
+/** The previous run's checkpoint, its counters restored into the fresh pipeline; undefined when there is none. */
+function restoreCheckpoint(file: string, pipeline: Pipeline, log: Logger): Checkpoint | undefined {
+  const checkpoint = loadCheckpoint(file, log);
+  if (checkpoint === undefined) return undefined;
+  const savedAt = checkpoint.json.savedAt;
+  if (restoreMetrics(checkpoint, pipeline.metrics) === 'bounds_changed') {
+    log.warn('checkpoint histogram buckets differ from the config: counters start from zero; files still resume from their offsets', {
+      file,
+      savedAt,
+      checkpointBounds: checkpoint.json.histogramBounds.join(','),
+      configBounds: pipeline.metrics.duration.bounds.join(','),
+    });
+  } else {
+    log.info('restored checkpoint', { file, savedAt, requests: pipeline.metrics.requests.sum(), files: checkpoint.files.files.length });
+  }
+  return checkpoint;
 }

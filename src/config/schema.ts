@@ -1,5 +1,6 @@
 // The one source of truth for every threshold, field path and limit. The exporter, `report` and the
 // generated alerting pack all read a `Config` produced by this schema, so they cannot disagree.
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 
@@ -163,6 +164,42 @@ export const ingestSchema = z
     path: ['maxInFlightBytes'],
   });
 
+/**
+ * node-cron's own validator, loaded only when a config sets a schedule: `report` reads the config too
+ * and should not pay for node-cron (about 10 ms) to check a key it never uses.
+ */
+function cronProblems(expression: string): string[] {
+  const cron = createRequire(import.meta.url)('node-cron') as typeof import('node-cron');
+  const detail = cron.validateDetailed(expression);
+  if (detail.valid) return [];
+  return detail.errors.length > 0 ? detail.errors.map((e) => `${e.field}: ${e.message}`) : ['invalid'];
+}
+
+const cronExpression = z.string().superRefine((text, ctx) => {
+  const problems = cronProblems(text);
+  if (problems.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not a cron expression (node-cron: 5 fields, or 6 with seconds first, e.g. "*/5 * * * * *"): ${problems.join('; ')}`,
+    });
+  }
+});
+
+/** Checkpoints: counters and file offsets saved so a restart resumes with both (off unless `file` is set). */
+export const checkpointSchema = z
+  .object({
+    /** Where the checkpoint is written (atomically: temporary file, fsync, rename); unset = no checkpoints. */
+    file: z.string().min(1).optional(),
+    /** When it is written, besides at SIGTERM/SIGINT: a node-cron expression (seconds first). */
+    schedule: cronExpression.default('*/5 * * * * *'),
+    /**
+     * After downtime, a file further than this behind its end resumes this far from its end (at a line
+     * start); the bytes passed over count in skipped_bytes_total{reason="catch_up_cap"}. 0 = resume at the end.
+     */
+    maxCatchUpBytes: z.number().int().min(0).default(256 * 1024 * 1024),
+  })
+  .strict();
+
 const forDuration = z.string().transform((text, ctx) => {
   const ms = text === '0s' || text === '0' ? 0 : parseDuration(text);
   if (ms === undefined) {
@@ -216,6 +253,7 @@ export const configSchema = z
     gate: gateSchema.default(() => gateSchema.parse({})),
     ingest: ingestSchema.default(() => ingestSchema.parse({})),
     pack: packSchema.default(() => packSchema.parse({})),
+    checkpoint: checkpointSchema.default(() => checkpointSchema.parse({})),
   })
   .strict();
 

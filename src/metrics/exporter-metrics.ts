@@ -63,7 +63,7 @@ export class ExporterMetrics {
   );
   readonly skippedBytes = new CounterFamily(
     'zero_plane_exporter_skipped_bytes_total',
-    'Bytes that could not be read (a plain truncate before they were read), by reason.',
+    'Bytes never read, by reason: truncated (a plain truncate before they were read) or catch_up_cap (after downtime, more than checkpoint.maxCatchUpBytes behind).',
     ['source', 'reason'],
   );
   readonly partialLines = new CounterFamily(
@@ -101,6 +101,11 @@ export class ExporterMetrics {
     this.optIn.touch(['missing', '']);
     for (const defect of OPT_IN_DEFECTS) this.optIn.touch(['malformed', defect]);
     for (const label of ['model', 'route', 'cohort', 'reason']) this.labelOverflow.touch([label]);
+  }
+
+  /** The bounded labels by name; a checkpoint keeps what each admitted, so __other__ maps the same after a restart. */
+  limiters(): Record<'model' | 'route' | 'cohort' | 'reason', LabelLimiter> {
+    return { model: this.model, route: this.route, cohort: this.cohort, reason: this.reason };
   }
 
   families() {

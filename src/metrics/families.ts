@@ -66,6 +66,15 @@ abstract class ScalarFamily {
     return [...this.series.values()].map((s) => [s.labels, s.value]);
   }
 
+  /**
+   * Sets series to saved values (a checkpoint), creating them as needed. Handles resolved before or after
+   * stay valid: an existing series keeps its object and only its value changes. Rows whose label count
+   * does not match this family's are ignored.
+   */
+  restore(rows: ReadonlyArray<readonly [readonly string[], number]>): void {
+    for (const [labels, value] of rows) if (labels.length === this.labelNames.length) this.cell(labels).value = value;
+  }
+
   /** Drops every series, so a gauge with nothing to say is absent rather than stale. */
   clear(): void {
     this.series.clear();
@@ -149,6 +158,15 @@ export class HistogramSeries {
   }
 }
 
+/** One histogram series as a checkpoint keeps it. */
+export interface HistogramRow {
+  labels: readonly string[];
+  /** Non-cumulative, one per bound (the +Inf overflow is count minus their sum). */
+  counts: readonly number[];
+  sum: number;
+  count: number;
+}
+
 export class HistogramFamily {
   private readonly series = new Map<string, HistogramSeries>();
   private readonly leLabels: string[];
@@ -175,6 +193,25 @@ export class HistogramFamily {
       this.series.set(key, s);
     }
     return s;
+  }
+
+  /** Every series: labels, non-cumulative bucket counts (one per bound), sum and count. */
+  entries(): HistogramRow[] {
+    return [...this.series.values()].map((s) => ({ labels: s.labels, counts: [...s.counts], sum: s.sum, count: s.count }));
+  }
+
+  /**
+   * Sets series to saved values (a checkpoint) taken with the same bounds, creating them as needed;
+   * handles stay valid. Rows whose label or bucket count does not match are ignored.
+   */
+  restore(rows: readonly HistogramRow[]): void {
+    for (const row of rows) {
+      if (row.labels.length !== this.labelNames.length || row.counts.length !== this.bounds.length) continue;
+      const s = this.handle(row.labels);
+      s.counts.set(row.counts);
+      s.sum = row.sum;
+      s.count = row.count;
+    }
   }
 
   /** Cumulative count at or below `bound`, and the total count, over the series matching `where`. */

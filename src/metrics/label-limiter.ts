@@ -11,6 +11,22 @@ export class LabelLimiter {
     private readonly onOverflow: () => void = () => {},
   ) {}
 
+  /** The values admitted so far, in the order they were admitted. */
+  values(): string[] {
+    return [...this.seen];
+  }
+
+  /**
+   * Admits saved values (a checkpoint) in their order, up to the limit, without counting overflow: after a
+   * restart the same values keep their own series and the same later ones still become __other__.
+   */
+  admit(values: readonly string[]): void {
+    for (const v of values) {
+      if (this.seen.size >= this.limit) return;
+      this.seen.add(v);
+    }
+  }
+
   map(value: string): string {
     if (this.seen.has(value)) return value;
     if (this.seen.size < this.limit) {

@@ -19,6 +19,12 @@ export interface HttpOptions {
   /** Called before each scrape so window gauges are computed at scrape time. */
   beforeScrape: () => void;
   ready: () => boolean;
+  /**
+   * When set and false, /metrics answers 503 (a failed scrape, not samples): after a restart from a
+   * checkpoint, until the lines counted before it are counted again, so Prometheus never sees a counter
+   * go down.
+   */
+  scrapeReady?: () => boolean;
   /** Extra routes with their own absolute paths (the load-shedding gate). */
   routers?: Router[];
   /** The landing page and its API (landingRouter); mounted last, so it never shadows the routes above. */
@@ -38,6 +44,10 @@ export function createApp(opts: HttpOptions): express.Express {
   if (opts.guard !== undefined) app.use(opts.guard);
   for (const router of opts.routers ?? []) app.use(router);
   app.get(opts.telemetryPath, async (_req, res) => {
+    if (opts.scrapeReady !== undefined && !opts.scrapeReady()) {
+      res.status(503).type('text/plain').send('zero-plane-exporter is catching up from its checkpoint; metrics are held back until then.\n');
+      return;
+    }
     try {
       opts.beforeScrape();
       const body = await opts.registry.metrics();

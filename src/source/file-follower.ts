@@ -1,11 +1,12 @@
 import type { Stats } from 'node:fs';
-import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import fg from 'fast-glob';
-import type { LineSink, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
+import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, looksBinary, readHead, sameStart } from './file-identity.js';
-import { familyOf, isGenerationName, probeSiblings, type Family, type Sibling } from './rotation-family.js';
+import { familyOf, isCopyName, isGenerationName, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
 
@@ -18,6 +19,58 @@ export interface FollowOptions {
   readChunkBytes?: number; // default 1 MiB
   /** Bytes read per file and poll, so one fast-growing file cannot starve the others; default 64 MiB. */
   maxReadBytesPerPoll?: number;
+  /** Positions saved by a checkpoint: the files of patterns still configured resume where they were read to. */
+  resume?: ResumeFrom;
+}
+
+/**
+ * A followed file's position as a checkpoint keeps it: enough to find the same file again (identity and
+ * fingerprint) and to go on with the line after the last one delivered.
+ */
+export interface FilePosition {
+  source: string;
+  /** The path it was followed under; for a file renamed away and still drained, the path it left. */
+  path: string;
+  /** dev:ino */
+  key: string;
+  /** The fingerprint: its first min(size, 1 KiB) bytes. */
+  head: Buffer;
+  /**
+   * Just past the last complete line delivered: bytes of a line still incomplete are not included, so
+   * that line is read whole after a restart.
+   */
+  offset: number;
+  /** The offset is inside a line already reported as oversize: the rest of it, up to `\n`, is dropped. */
+  skipToNewline: boolean;
+  /** The largest size seen: bytes past the offset known to have existed, counted as skipped if truncated away. */
+  seenSize: number;
+  /**
+   * `live`: at its path. `detached`: no longer at its path (renamed away, deleted), still drained.
+   * `orphan`: a rotated copy or generation read to recover lines, at `path` itself.
+   */
+  state: 'live' | 'detached' | 'orphan';
+  family: Family | undefined;
+}
+
+/** What a checkpoint keeps of the follower. */
+export interface FollowerState {
+  /** The patterns followed: files of a pattern in this list that are not in `files` appeared since. */
+  patterns: string[];
+  files: FilePosition[];
+  /** Files read and let go of that still exist (rotated away), so one coming back into view is not read again. */
+  known: Array<{ key: string; head: Buffer; offset: number }>;
+}
+
+export interface ResumeFrom {
+  state: FollowerState;
+  /** When the checkpoint was taken: generations rotated away since are looked for beside their path. */
+  savedAtMs: number;
+  /**
+   * At most this many bytes behind the end are read of a file resumed (or appeared since the checkpoint);
+   * a file further behind resumes at the first line start within that distance of its end, the bytes
+   * passed over reported as skipped (`catch_up_cap`).
+   */
+  maxCatchUpBytes: number;
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 250;
@@ -71,6 +124,8 @@ interface Followed {
   /** Polls in a row, since it ended, that found nothing new in it. */
   idlePolls: number;
   readThisPoll: number;
+  /** Resumed from a checkpoint (or appeared while stopped): the catch-up cap is applied before the first read. */
+  capCheck: boolean;
 }
 
 /** What a path named when a poll last confirmed it. */
@@ -151,6 +206,23 @@ export class FileFollower {
   private scanned = false;
   private started = false;
   private stopped = false;
+  /** A checkpoint's positions, applied at the start of the first cycle. */
+  private pendingResume: ResumeFrom | undefined;
+  /** Patterns the restored checkpoint followed: their files that it does not hold appeared while stopped. */
+  private readonly resumedSources = new Set<string>();
+  /** Files found in the first cycle after a restore get the catch-up cap; so do the files resumed. */
+  private capNewFiles = false;
+  private readonly catchUpCap: number;
+  /** Set when a read stopped at the per-poll budget: the file had more, so the poll did not catch up. */
+  private budgetHit = false;
+  private markCaughtUp!: () => void;
+  /**
+   * Resolves at the end of the first poll that read every followed file to its end (none stopped at the
+   * per-poll budget). After a restore, that is when every line the previous run had counted is counted again.
+   */
+  readonly caughtUp: Promise<void>;
+  /** The positions when stop() closed the files, for the final checkpoint. */
+  private finalState: FollowerState | undefined;
 
   constructor(
     private readonly opts: FollowOptions,
@@ -159,6 +231,11 @@ export class FileFollower {
   ) {
     this.buf = Buffer.allocUnsafe(opts.readChunkBytes ?? DEFAULT_READ_CHUNK_BYTES);
     this.maxReadBytesPerPoll = opts.maxReadBytesPerPoll ?? DEFAULT_MAX_READ_BYTES_PER_POLL;
+    this.pendingResume = opts.resume;
+    this.catchUpCap = opts.resume?.maxCatchUpBytes ?? Number.POSITIVE_INFINITY;
+    this.caughtUp = new Promise((resolve) => {
+      this.markCaughtUp = resolve;
+    });
   }
 
   /** Resolves once the first scan is done (existing files opened at their start position). */
@@ -170,15 +247,50 @@ export class FileFollower {
     this.timer = setInterval(() => this.tick(), this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
   }
 
-  /** Stops polling and closes every file; pending partial lines are not emitted. */
+  /**
+   * Stops polling and closes every file; pending partial lines are not emitted. A cycle under way stops
+   * reading at its next chunk but finishes what it started (a rotation found is fully registered), so
+   * the positions kept for the final checkpoint are consistent.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
     while (this.cycle) await this.cycle;
+    this.finalState ??= this.capture();
     const all = [...this.followed.values()];
     this.followed.clear();
     await Promise.all(all.map((f) => f.fh.close().catch(() => undefined)));
+  }
+
+  /**
+   * Calls `take` with the positions at a moment no cycle is under way, so every line before each offset
+   * was delivered and none after it: what the sink counted and these positions agree as long as `take`
+   * reads both synchronously. After stop(), the positions the files were closed at.
+   */
+  async snapshot<T>(take: (state: FollowerState) => T): Promise<T> {
+    while (this.cycle) await this.cycle;
+    return take(this.finalState ?? this.capture());
+  }
+
+  private capture(): FollowerState {
+    // Never started: the checkpoint's positions are still the truth.
+    if (this.pendingResume !== undefined) return this.pendingResume.state;
+    const files: FilePosition[] = [];
+    for (const f of this.followed.values()) {
+      files.push({
+        source: f.source,
+        path: f.path,
+        key: f.key,
+        head: f.head,
+        offset: f.offset - f.splitter.pendingBytes,
+        skipToNewline: f.splitter.discarding,
+        seenSize: f.seenSize,
+        state: f.end === 'orphan' ? 'orphan' : this.visible.has(f.key) ? 'live' : 'detached',
+        family: f.family,
+      });
+    }
+    return { patterns: [...this.opts.patterns], files, known: this.known.list() };
   }
 
   /** One scan and read cycle; waits for a cycle already running rather than overlapping it. */
@@ -204,11 +316,18 @@ export class FileFollower {
 
   private async cycleBody(): Promise<void> {
     const firstScan = !this.scanned;
-    const fromEnd = firstScan && (this.opts.startAt ?? 'end') === 'end';
+    const startAtEnd = firstScan && (this.opts.startAt ?? 'end') === 'end';
     this.scanned = true;
     this.problems = new Map();
+    this.budgetHit = false;
     const now = Date.now();
     try {
+      const resume = this.pendingResume;
+      if (resume !== undefined) {
+        this.capNewFiles = true;
+        await this.resumeFrom(resume);
+        this.pendingResume = undefined;
+      }
       const { visible, missing } = await this.locate(await this.expand());
       this.visible = visible;
       for (const f of this.followed.values()) {
@@ -227,7 +346,9 @@ export class FileFollower {
       }
       for (const [key, v] of visible) {
         if (this.stopped) return;
-        if (!this.followed.has(key)) await this.openNew(key, v, fromEnd, !firstScan, now);
+        // A pattern the checkpoint followed: its files not in the checkpoint appeared since, read from their start.
+        const resumed = this.resumedSources.has(v.source);
+        if (!this.followed.has(key)) await this.openNew(key, v, startAtEnd && !resumed, !firstScan || resumed, now);
       }
       // A configured path is missing; not a problem while its file is still drained after a rename.
       for (const c of missing) {
@@ -239,7 +360,113 @@ export class FileFollower {
         this.problem(`pattern:${pattern}`, pattern, 'read_error', errorMessage(err));
       }
     }
-    if (!this.stopped) this.publishProblems();
+    if (this.stopped) return;
+    this.publishProblems();
+    this.capNewFiles = false;
+    if (!this.budgetHit) this.markCaughtUp();
+  }
+
+  /**
+   * Re-opens the files of a checkpoint before the first poll. Each is looked for by identity (dev:ino)
+   * at its path, then beside it (renamed while stopped, checked by fingerprint too), and resumes at its
+   * checkpointed offset; the first read then finds a truncation or in-place rewrite as it would live.
+   * A path whose file moved on is remembered as naming it at the checkpoint's time, so the generations
+   * rotated away since are read from their siblings before the file now at the path.
+   */
+  private async resumeFrom(r: ResumeFrom): Promise<void> {
+    const configured = new Set(this.opts.patterns);
+    for (const p of r.state.patterns) if (configured.has(p)) this.resumedSources.add(p);
+    for (const k of r.state.known) this.known.remember(k.key, k.head, k.offset);
+    // Files at their paths first: they say what each path named, which detached files only fill in.
+    const rank = { live: 0, detached: 1, orphan: 2 } as const;
+    const entries = r.state.files.filter((e) => this.resumedSources.has(e.source)).sort((a, b) => rank[a.state] - rank[b.state]);
+    for (const e of entries) {
+      if (this.followed.has(e.key)) continue;
+      if (e.state !== 'orphan' && !this.atPath.has(e.path)) this.notePath(e.path, e.key, r.savedAtMs);
+      const found = await this.findCheckpointed(e);
+      if (found === 'unopenable') {
+        // At its path but not readable now (permissions): when it can be opened, it resumes from here.
+        this.known.remember(e.key, e.head, e.offset);
+        continue;
+      }
+      if (found === undefined) {
+        this.emit(() => this.events.resumed?.(e.source, e.path, 'gone', e.offset));
+        continue;
+      }
+      const outcome: ResumeOutcome = found.path === e.path ? 'at_path' : 'moved';
+      const splitter = new LineSplitter(this.opts.maxLineBytes, this.sink, e.source);
+      if (e.skipToNewline) splitter.skipToNextLine();
+      const seen = Math.max(e.seenSize, e.offset, e.head.length);
+      const f: Followed = {
+        key: e.key,
+        path: e.state === 'orphan' ? found.path : e.path,
+        source: e.source,
+        fh: found.fh,
+        family: e.state === 'orphan' ? undefined : (e.family ?? (await familyOf(e.path)) ?? { dir: dirname(e.path), base: basename(e.path) }),
+        offset: e.offset,
+        splitter,
+        head: keep(e.head),
+        seenSize: seen,
+        floor: seen,
+        mtimeMs: 0,
+        checkedAtMs: r.savedAtMs,
+        end: e.state === 'orphan' ? 'orphan' : undefined,
+        idlePolls: 0,
+        readThisPoll: 0,
+        capCheck: true,
+      };
+      this.followed.set(f.key, f);
+      this.emit(() => this.events.resumed?.(e.source, found.path, outcome, e.offset));
+    }
+  }
+
+  /**
+   * The file of a checkpoint entry: the same inode at its path (whatever its content now: the first read
+   * finds out whether it was truncated), else a file beside it with the same inode and the same first
+   * bytes (renamed while stopped). Failing that, the same inode under a rotated name of its family with
+   * other first bytes: truncated in place and then renamed (copytruncate, then a rename rotation); the
+   * first read handles it as a truncation, recovering from the copy what was not read.
+   */
+  private async findCheckpointed(e: FilePosition): Promise<{ fh: FileHandle; path: string } | 'unopenable' | undefined> {
+    const here = await stat(e.path).catch(() => undefined);
+    if (here?.isFile() && identity(here) === e.key) {
+      const fh = await open(e.path, 'r').catch(() => undefined);
+      if (fh === undefined) return 'unopenable';
+      const now = await fh.stat().catch(() => undefined);
+      if (now !== undefined && identity(now) === e.key) return { fh, path: e.path };
+      await fh.close().catch(() => undefined);
+    }
+    const dirs = new Set([dirname(e.path), ...(e.family === undefined ? [] : [e.family.dir])]);
+    const base = e.state === 'orphan' ? undefined : (e.family?.base ?? basename(e.path));
+    let rewritten: { fh: FileHandle; path: string } | undefined;
+    for (const dir of dirs) {
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names.sort()) {
+        const path = join(dir, name);
+        if (path === e.path) continue;
+        // stat first: opening a FIFO for reading would block until it has a writer.
+        const st = await stat(path).catch(() => undefined);
+        if (st === undefined || !st.isFile() || identity(st) !== e.key) continue;
+        const fh = await open(path, 'r').catch(() => undefined);
+        if (fh === undefined) continue;
+        try {
+          const now = await fh.stat();
+          const head = await readHead(fh, this.scratch);
+          if (identity(now) === e.key && sameStart(head, e.head)) {
+            await rewritten?.fh.close().catch(() => undefined);
+            return { fh, path };
+          }
+          if (identity(now) === e.key && rewritten === undefined && base !== undefined && isCopyName(name, base)) {
+            rewritten = { fh, path };
+            continue;
+          }
+        } catch {
+          // Gone or unreadable meanwhile: not this one.
+        }
+        await fh.close().catch(() => undefined);
+      }
+    }
+    return rewritten;
   }
 
   /** Expands the patterns into paths; a path is claimed by the first pattern that yields it. */
@@ -421,6 +648,7 @@ export class FileFollower {
       end: undefined,
       idlePolls: 0,
       readThisPoll: 0,
+      capCheck: this.capNewFiles && this.resumedSources.has(v.source),
     };
     if (this.stopped || this.followed.has(key)) {
       await fh.close().catch(() => undefined);
@@ -469,6 +697,7 @@ export class FileFollower {
       end: undefined,
       idlePolls: 0,
       readThisPoll: 0,
+      capCheck: this.capNewFiles && this.resumedSources.has(v.source),
     };
     this.followed.set(key, f);
     this.notePath(v.path, key, now);
@@ -515,6 +744,10 @@ export class FileFollower {
     else this.accept(f, before);
     let budget = this.maxReadBytesPerPoll;
     try {
+      if (f.capCheck) {
+        f.capCheck = false;
+        await this.capCatchUp(f, before.size);
+      }
       while (budget > 0 && !this.stopped) {
         const { bytesRead } = await f.fh.read(this.buf, 0, Math.min(this.buf.length, budget), f.offset);
         if (bytesRead === 0) return 'eof';
@@ -535,7 +768,26 @@ export class FileFollower {
       this.problem(`read:${f.path}`, f.source, 'read_error', `${f.path}: ${errorMessage(err)}`);
       return 'error';
     }
+    if (budget <= 0) this.budgetHit = true;
     return 'more';
+  }
+
+  /**
+   * After a restore: a file more than the catch-up cap behind its end resumes at the first line start
+   * within the cap of its end; what is passed over (a held partial line included) is reported as skipped.
+   */
+  private async capCatchUp(f: Followed, size: number): Promise<void> {
+    if (size - f.offset <= this.catchUpCap) return;
+    const from = f.offset - f.splitter.pendingBytes;
+    const target = size - this.catchUpCap;
+    // A line start is looked for within a line's length; past that, the line is dropped to its end.
+    const limit = Math.min(size, target + this.opts.maxLineBytes + 2);
+    const start = await nextLineStart(f.fh, target, limit, this.buf);
+    f.splitter = new LineSplitter(this.opts.maxLineBytes, this.sink, f.source);
+    if (start === undefined) f.splitter.skipToNextLine();
+    f.offset = start ?? limit;
+    const bytes = f.offset - from;
+    this.emit(() => this.events.skipped?.(f.source, bytes, 'catch_up_cap'));
   }
 
   private take(f: Followed, bytes: number): void {
@@ -650,8 +902,9 @@ export class FileFollower {
       todo.push({ s, from: 0 });
     }
     todo.sort((a, b) => a.s.mtimeMs - b.s.mtimeMs);
+    // Stopping does not cut this short: each generation is registered (and reads stop at once), so the
+    // final checkpoint holds them all.
     for (const { s, from } of todo) {
-      if (this.stopped) return;
       if (this.followed.has(s.key)) continue;
       kept.add(s);
       this.emit(() => this.events.rotated?.(scan.source, scan.path, kind));
@@ -694,6 +947,7 @@ export class FileFollower {
       end: 'orphan',
       idlePolls: 0,
       readThisPoll: 0,
+      capCheck: this.capNewFiles && this.resumedSources.has(source),
     };
     this.followed.set(o.key, o);
     await this.readFile(o);
@@ -737,6 +991,24 @@ export class FileFollower {
       // Swallowed on purpose: there is nowhere better to report a failing listener.
     }
   }
+}
+
+/**
+ * The first line start at or after `target` (0, or just past a `\n`), looked for before `limit`; undefined
+ * when there is none there.
+ */
+async function nextLineStart(fh: FileHandle, target: number, limit: number, buf: Buffer): Promise<number | undefined> {
+  if (target <= 0) return 0;
+  // The byte before the target: a `\n` there makes the target itself a line start.
+  let pos = target - 1;
+  while (pos < limit) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, limit - pos), pos);
+    if (bytesRead === 0) return undefined;
+    const nl = buf.subarray(0, bytesRead).indexOf(LF);
+    if (nl !== -1) return pos + nl + 1;
+    pos += bytesRead;
+  }
+  return undefined;
 }
 
 /**

@@ -92,6 +92,11 @@ export class KnownFiles {
     return undefined;
   }
 
+  /** Every entry, oldest first (for a checkpoint; `remember` them in this order to restore). */
+  list(): Array<{ key: string; head: Buffer; offset: number }> {
+    return [...this.entries].map(([key, k]) => ({ key, head: k.head, offset: k.offset }));
+  }
+
   forget(key: string): void {
     this.entries.delete(key);
   }

@@ -20,8 +20,19 @@ export type SourceErrorReason = 'not_found' | 'permission_denied' | 'read_error'
  */
 export type RotationKind = 'rename' | 'truncate' | 'copytruncate-recovered' | 'symlink' | 'recreate';
 
-/** Why bytes known to have been in a file were never delivered. */
-export type SkipReason = 'truncated';
+/**
+ * Why bytes known to have been in a file were never delivered: `truncated` (truncated in place before
+ * they were read, no copy found), `catch_up_cap` (after a restart from a checkpoint, the file was further
+ * behind than `checkpoint.maxCatchUpBytes`; reading resumed that far from its end, at a line start).
+ */
+export type SkipReason = 'truncated' | 'catch_up_cap';
+
+/**
+ * Where a file in a checkpoint was found on restart: `at_path` (where it was followed), `moved` (renamed
+ * while the exporter was stopped, found beside its path by identity), `gone` (nowhere: what it held past
+ * the checkpointed offset, if anything, cannot be read).
+ */
+export type ResumeOutcome = 'at_path' | 'moved' | 'gone';
 
 /** Problems with a source (missing file, permission denied, read error). Reported, never thrown. */
 export interface SourceEvents {
@@ -36,4 +47,6 @@ export interface SourceEvents {
   skipped?(source: string, bytes: number, reason: SkipReason): void;
   /** An unterminated last line was delivered as it is, because its file was rotated away, deleted or truncated. */
   partialLine?(source: string, path: string): void;
+  /** A file of the checkpoint, at start-up: where it was found, and the offset reading resumes from. */
+  resumed?(source: string, path: string, outcome: ResumeOutcome, offset: number): void;
 }

@@ -13,7 +13,7 @@ export class LineSplitter {
   private pending: Buffer[] = [];
   private pendingLen = 0;
   /** Inside an oversize line that was already reported: skip until `\n`. */
-  private discarding = false;
+  private isDiscarding = false;
 
   constructor(
     private readonly maxLineBytes: number,
@@ -23,6 +23,20 @@ export class LineSplitter {
 
   get pendingBytes(): number {
     return this.pendingLen;
+  }
+
+  /** Inside a line already reported as oversize: bytes up to the next `\n` are dropped. */
+  get discarding(): boolean {
+    return this.isDiscarding;
+  }
+
+  /**
+   * Drops bytes up to and including the next `\n` without reporting them: resuming inside a line that was
+   * already reported as oversize, or starting in the middle of one.
+   */
+  skipToNextLine(): void {
+    this.reset();
+    this.isDiscarding = true;
   }
 
   push(chunk: Buffer): void {
@@ -40,7 +54,7 @@ export class LineSplitter {
 
   /** Emits a trailing unterminated line, if any. */
   flush(): void {
-    if (!this.discarding && this.pendingLen > 0) {
+    if (!this.isDiscarding && this.pendingLen > 0) {
       const line = Buffer.concat(this.pending, this.pendingLen);
       this.emit(line, 0, contentEnd(line, 0, line.length));
     }
@@ -49,13 +63,13 @@ export class LineSplitter {
 
   /** Keeps the unterminated tail of a chunk, or abandons the line if it is now too long. */
   private hold(chunk: Buffer, start: number): void {
-    if (this.discarding) return;
+    if (this.isDiscarding) return;
     const total = this.pendingLen + (chunk.length - start);
     // One byte of slack: a final `\r` may turn out to be half of a CRLF terminator.
     const fits = total <= this.maxLineBytes || (total === this.maxLineBytes + 1 && chunk[chunk.length - 1] === CR);
     if (!fits) {
       this.reset();
-      this.discarding = true;
+      this.isDiscarding = true;
       this.sink.oversize(this.source);
       return;
     }
@@ -66,8 +80,8 @@ export class LineSplitter {
 
   /** Handles the line ending at `end` (the `\n`), whose head may be pending. */
   private complete(chunk: Buffer, start: number, end: number): void {
-    if (this.discarding) {
-      this.discarding = false;
+    if (this.isDiscarding) {
+      this.isDiscarding = false;
       return;
     }
     if (this.pendingLen === 0) {
@@ -96,7 +110,7 @@ export class LineSplitter {
   private reset(): void {
     this.pending = [];
     this.pendingLen = 0;
-    this.discarding = false;
+    this.isDiscarding = false;
   }
 }
 

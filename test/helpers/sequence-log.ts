@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readlinkSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { expect } from 'vitest';
-import type { LineSink, RotationKind, SkipReason, SourceErrorReason, SourceEvents } from '../../src/source/line-sink.js';
+import type { LineSink, ResumeOutcome, RotationKind, SkipReason, SourceErrorReason, SourceEvents } from '../../src/source/line-sink.js';
 
 export function seqLine(n: number): string {
   return `{"seq":${n},"latency_ms":${150 + (n % 70)}}`;
@@ -29,6 +29,7 @@ export class SeqSink implements LineSink, SourceEvents {
   readonly rotations: Array<{ path: string; kind: RotationKind }> = [];
   readonly skips: Array<{ bytes: number; reason: SkipReason }> = [];
   readonly partials: string[] = [];
+  readonly resumes: Array<{ path: string; outcome: ResumeOutcome; offset: number }> = [];
 
   line(text: string): void {
     let seq: unknown;
@@ -61,6 +62,9 @@ export class SeqSink implements LineSink, SourceEvents {
   }
   partialLine(_source: string, path: string): void {
     this.partials.push(path);
+  }
+  resumed(_source: string, path: string, outcome: ResumeOutcome, offset: number): void {
+    this.resumes.push({ path, outcome, offset });
   }
 
   get distinct(): number {
@@ -174,6 +178,8 @@ export function fdsInto(dir: string): string[] {
 
 /**
  * The child writer: appends sequence lines to a path (O_APPEND) every millisecond.
+ * - `format: 'gateway'`: each line is also a gateway record (model, route, cohort, status, headers, some
+ *   degraded, some fallbacks), all decided by its sequence number; `format: 'seq'` (default) is seqLine.
  * - SIGHUP: reopen the path (logrotate `postrotate` signalling the daemon).
  * - `mode: 'self-delete'`: every `everyMs` it unlinks its own file, writes a few more lines to the
  *   deleted file, then recreates it (an application that rotates by delete and recreate).
@@ -181,11 +187,19 @@ export function fdsInto(dir: string): string[] {
  */
 const CHILD = `
 const fs = require('node:fs');
-const [path, perTick, mode, everyMs] = [process.argv[1], Number(process.argv[2]), process.argv[3], Number(process.argv[4])];
+const [path, perTick, mode, everyMs, format] = [process.argv[1], Number(process.argv[2]), process.argv[3], Number(process.argv[4]), process.argv[5]];
 let fd = fs.openSync(path, 'a');
 let next = 1;
 const starts = [];
-const line = (n) => '{"seq":' + n + ',"latency_ms":' + (150 + (n % 70)) + '}\\n';
+const MODELS = ['claude-opus', 'claude-sonnet', 'claude-haiku'];
+const ROUTES = ['/v1/messages', '/v1/complete'];
+const COHORTS = ['stable', 'canary', undefined];
+const gateway = (n) => {
+  const degraded = n % 7 === 0;
+  const res = { 'x-anthropic-layer-id': n % 11 === 0 ? 'standard-v3' : 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=' + (n % 5 === 0 ? 'miss' : 'hit') + ', degraded=' + (degraded ? '?1' : '?0') };
+  return JSON.stringify({ seq: n, ts: new Date().toISOString(), latency_ms: 150 + (n % 70), status: n % 13 === 0 ? 503 : 200, model: MODELS[n % 3], route: ROUTES[(n >> 2) % 2], cohort: COHORTS[n % 5 % 3], response_headers: res }) + '\\n';
+};
+const line = format === 'gateway' ? gateway : (n) => '{"seq":' + n + ',"latency_ms":' + (150 + (n % 70)) + '}\\n';
 const write = (k) => { let s = ''; for (let i = 0; i < k; i++) s += line(next++); fs.writeSync(fd, s); };
 const reopen = () => { const old = fd; fd = fs.openSync(path, 'a'); starts.push(next); fs.closeSync(old); };
 const tick = setInterval(() => write(perTick), 1);
@@ -216,11 +230,11 @@ export interface ChildWriter {
 
 export async function startChildWriter(
   path: string,
-  opts: { linesPerMs?: number; mode?: 'hup' | 'self-delete'; everyMs?: number } = {},
+  opts: { linesPerMs?: number; mode?: 'hup' | 'self-delete'; everyMs?: number; format?: 'seq' | 'gateway' } = {},
 ): Promise<ChildWriter> {
   const child = spawn(
     process.execPath,
-    ['-e', CHILD, path, String(opts.linesPerMs ?? 1), opts.mode ?? 'hup', String(opts.everyMs ?? 0)],
+    ['-e', CHILD, path, String(opts.linesPerMs ?? 1), opts.mode ?? 'hup', String(opts.everyMs ?? 0), opts.format ?? 'seq'],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
