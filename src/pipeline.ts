@@ -1,5 +1,6 @@
 // The engine: one line in → record → signals → window and counters. `serve` and `report` both feed
 // lines here, so the two can never compute different numbers from the same log.
+import { mergeMetricsState, metricsState, type MetricsState } from './checkpoint/checkpoint-state.js';
 import type { Config } from './config/schema.js';
 import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';
@@ -9,7 +10,7 @@ import { RecordParser } from './record/parse-record.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
 import type { LineSink } from './source/line-sink.js';
-import { Aggregate } from './windows/aggregate.js';
+import { Aggregate, type AggregateState } from './windows/aggregate.js';
 import { SlidingWindow, type Clock } from './windows/sliding-window.js';
 
 export interface PipelineOptions {
@@ -38,6 +39,12 @@ interface RequestSeries {
   /** Only on hit series: warm-up outcomes are only counted for hits. */
   warmupHit: SeriesHandle | undefined;
   warmupMiss: SeriesHandle | undefined;
+}
+
+/** A keepTotals pipeline as plain data that crosses threads: `report` on two threads (cli/report-parallel.ts). */
+export interface PipelineState {
+  metrics: MetricsState;
+  total: AggregateState;
 }
 
 /** model → route → cohort → row of 12 (hit × status class), filled as combinations appear. */
@@ -174,6 +181,24 @@ export class Pipeline implements LineSink {
       this.optInSeries.set(key, h);
     }
     return h;
+  }
+
+  /** Everything `report` reads from this pipeline (created with keepTotals), as plain data. */
+  state(): PipelineState {
+    if (this.total === undefined) throw new Error('Pipeline.state needs keepTotals');
+    return { metrics: metricsState(this.metrics), total: this.total.state() };
+  }
+
+  /**
+   * Adds the state of a pipeline that read the lines following the ones this one read. Exact when
+   * mergesExactly(this.metrics, later.metrics) holds (the caller checks it first).
+   */
+  merge(later: PipelineState): void {
+    if (this.total === undefined) throw new Error('Pipeline.merge needs keepTotals');
+    mergeMetricsState(this.metrics, later.metrics);
+    this.total.mergeState(later.total);
+    // A source's last-record gauge may exist only now: resolve the source series again on its next line.
+    this.sources.clear();
   }
 
   oversize(source: string): void {

@@ -50,6 +50,7 @@ export async function main(argv: string[]): Promise<number> {
           config,
           { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
           (text) => process.stdout.write(text),
+          log,
         );
       }
       case 'generate': {

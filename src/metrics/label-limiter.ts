@@ -27,6 +27,13 @@ export class LabelLimiter {
     }
   }
 
+  /** Whether these values and the ones admitted so far, together, fit the limit (none would overflow). */
+  fitsWith(values: readonly string[]): boolean {
+    let extra = 0;
+    for (const v of new Set(values)) if (!this.seen.has(v)) extra++;
+    return this.seen.size + extra <= this.limit;
+  }
+
   map(value: string): string {
     if (this.seen.has(value)) return value;
     if (this.seen.size < this.limit) {
