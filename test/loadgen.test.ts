@@ -31,6 +31,15 @@ async function simulator(opts: Parameters<typeof startSimulator>[0] = {}): Promi
   return s;
 }
 
+/** Polls `cond` every 10 ms, failing after 10 s. */
+async function waitUntil(cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 async function drive(gen: LoadGenerator, ms: number): Promise<void> {
   gen.start();
   await new Promise((r) => setTimeout(r, ms));
@@ -68,7 +77,7 @@ describe('LoadGenerator', () => {
     const elapsed = performance.now() - t0;
 
     const lines = await records(logPath);
-    expect(lines.length).toBeGreaterThanOrEqual(90);
+    expect(lines.length).toBeGreaterThanOrEqual(50); // ~100 due; generous, so a busy machine cannot fail it
     expect(lines.length).toBeLessThanOrEqual(Math.ceil((elapsed / 1000) * 50) + 1);
     expect(gen.stats).toMatchObject({ sent: lines.length, completed: lines.length, errors: 0, dropped: 0 });
     expect(Object.values(gen.stats.byStatus).reduce((a, b) => a + b, 0)).toBe(lines.length);
@@ -151,12 +160,18 @@ describe('LoadGenerator', () => {
   });
 
   it('keeps at most maxConcurrency requests in flight and counts the skipped ones', async () => {
-    const sim = await simulator({ fallbackLatency: { medianMs: 400, sigma: 0 } });
+    // The simulator holds every answer until the test releases it, so "in flight" does not depend on timing.
+    const held: (() => void)[] = [];
+    const sim = await simulator({ sleep: () => new Promise<void>((resolve) => held.push(resolve)) });
     const gen = new LoadGenerator({ target: `${sim.url}/v1/messages`, ratePerSecond: 100, logPath: join(dir, 'busy.ndjson'), maxConcurrency: 2, mix: { missingOptIn: 1, malformedOptIn: 0 } });
-    await drive(gen, 500);
-    expect(gen.stats.sent).toBeLessThanOrEqual(4);
-    expect(gen.stats.dropped).toBeGreaterThan(30);
-    expect(gen.stats.completed).toBe(gen.stats.sent);
+    gen.start();
+    await waitUntil(() => gen.stats.dropped > 30);
+    expect(gen.stats.sent).toBe(2);
+    const stopped = gen.stop();
+    await waitUntil(() => held.length === 2);
+    for (const release of held) release();
+    await stopped;
+    expect(gen.stats.completed).toBe(2);
   });
 
   it('rejects a bad target, rate or mix when constructed', () => {
