@@ -2,7 +2,9 @@
 // of the alerting pack, derived from the same config so a panel always reads a rule that exists.
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
-import { ruleGroups, type AlertingRule } from '../pack/rules.js';
+import { P0_ALERT, ruleGroups, type AlertingRule } from '../pack/rules.js';
+
+export { P0_ALERT };
 export { P99_TAIL } from '../pack/rules.js';
 
 /** The query variables every dashboard has, besides `datasource`. */
@@ -50,7 +52,6 @@ export interface RuleNames {
   p0Condition: string;
 }
 
-export const P0_ALERT = 'ZeroPlaneP0DriftWithDegraded';
 
 export function ruleNames(config: Config): RuleNames {
   const w = formatDuration(config.pack.rateWindow);

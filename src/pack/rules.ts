@@ -24,9 +24,12 @@ export interface RuleGroup {
   rules: (RecordingRule | AlertingRule)[];
 }
 
+/** The P0: drift above the ceiling and degraded requests together. */
+export const P0_ALERT = 'ZeroPlaneP0DriftWithDegraded';
+
 /** The alerts of SPEC §7, in the order the runbook lists them. */
 export const ALERT_NAMES = [
-  'ZeroPlaneP0DriftWithDegraded',
+  P0_ALERT,
   'ZeroPlaneP99DriftOutOfBand',
   'ZeroPlaneCanaryRollback',
   'ZeroPlaneHitRateLow',
@@ -113,7 +116,7 @@ export function ruleGroups(config: Config): RuleGroup[] {
   const band = `[${ms(t.floor)}, ${ms(t.ceiling)}] (baseline ${ms(t.baseline)} ± ${pct(s.tolerance)})`;
   const alerts: AlertingRule[] = [
     {
-      alert: 'ZeroPlaneP0DriftWithDegraded',
+      alert: P0_ALERT,
       // Both sides are aggregated `by (job)`, so `and on (job)` matches one-to-one.
       expr: `(${above} > ${P99_TAIL})\nand on (job)\n(${degraded} > 0)`,
       ...forOf(p.for.p0),
@@ -124,7 +127,7 @@ export function ruleGroups(config: Config): RuleGroup[] {
           `{{ $labels.job }}: {{ $value | humanizePercentage }} of Zero-Plane requests took longer than ${ms(t.ceiling)} over ${w} ` +
           `(p99 drift ${driftOf}), and {{ with query (printf "${degraded}{job='%s'}" $labels.job) }}{{ . | first | value | printf "%.0f" }}{{ end }} ` +
           `requests were degraded. Non-core calls should pause (load-shedding gate).`,
-        runbook_url: runbook('ZeroPlaneP0DriftWithDegraded'),
+        runbook_url: runbook(P0_ALERT),
       },
     },
     {

@@ -3,6 +3,7 @@
 import type { Config } from '../config/schema.js';
 import { thresholds } from '../metrics/buckets.js';
 import { OVERFLOW_VALUE } from '../metrics/label-limiter.js';
+import { P0_ALERT } from '../pack/rules.js';
 import type { HistogramFamily } from '../metrics/families.js';
 import type { SignalValues } from '../windows/summarize.js';
 
@@ -20,7 +21,19 @@ export interface AlertInputs {
   parseErrors: number;
 }
 
-export const P0_ALERT = 'ZeroPlaneP0DriftWithDegraded';
+export { P0_ALERT };
+
+/** The conditions a report decides, in its output order (every SPEC §7 alert but the exporter's own health). */
+export const REPORT_ALERTS = [
+  P0_ALERT,
+  'ZeroPlaneP99DriftOutOfBand',
+  'ZeroPlaneCanaryRollback',
+  'ZeroPlaneHitRateLow',
+  'ZeroPlaneDegradedRequests',
+  'ZeroPlaneWarmupEfficiencyLow',
+  'ZeroPlaneOptInHeaderMalformed',
+  'ZeroPlaneParseErrorsHigh',
+] as const;
 
 export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdict[] {
   const s = config.signals;
@@ -43,14 +56,16 @@ export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdic
   const canaryAbove = h
     .labelValues('cohort', hits)
     .some((cohort) => !stable.has(cohort) && above({ ...hits, cohort }));
-  return [
-    { name: P0_ALERT, firing: aboveCeiling && v.degradedCount > 0 },
-    { name: 'ZeroPlaneP99DriftOutOfBand', firing: aboveCeiling || atOrBelowFloor(hits) },
-    { name: 'ZeroPlaneCanaryRollback', firing: canaryAbove },
-    { name: 'ZeroPlaneHitRateLow', firing: v.hitRate !== null && v.hitRate < s.hitRateTarget },
-    { name: 'ZeroPlaneDegradedRequests', firing: v.degradedCount > 0 },
-    { name: 'ZeroPlaneWarmupEfficiencyLow', firing: v.warmupEfficiency !== null && v.warmupEfficiency < s.warmupEfficiencyTarget },
-    { name: 'ZeroPlaneOptInHeaderMalformed', firing: inputs.malformedOptIn > 0 },
-    { name: 'ZeroPlaneParseErrorsHigh', firing: inputs.lines > 0 && inputs.parseErrors / inputs.lines > s.parseErrorRatioMax },
-  ];
+  // Keyed by name, so TypeScript insists every condition of REPORT_ALERTS is decided.
+  const firing: Record<(typeof REPORT_ALERTS)[number], boolean> = {
+    [P0_ALERT]: aboveCeiling && v.degradedCount > 0,
+    ZeroPlaneP99DriftOutOfBand: aboveCeiling || atOrBelowFloor(hits),
+    ZeroPlaneCanaryRollback: canaryAbove,
+    ZeroPlaneHitRateLow: v.hitRate !== null && v.hitRate < s.hitRateTarget,
+    ZeroPlaneDegradedRequests: v.degradedCount > 0,
+    ZeroPlaneWarmupEfficiencyLow: v.warmupEfficiency !== null && v.warmupEfficiency < s.warmupEfficiencyTarget,
+    ZeroPlaneOptInHeaderMalformed: inputs.malformedOptIn > 0,
+    ZeroPlaneParseErrorsHigh: inputs.lines > 0 && inputs.parseErrors / inputs.lines > s.parseErrorRatioMax,
+  };
+  return REPORT_ALERTS.map((name) => ({ name, firing: firing[name] }));
 }
