@@ -394,27 +394,20 @@ export class FileFollower {
         continue;
       }
       const outcome: ResumeOutcome = found.path === e.path ? 'at_path' : 'moved';
-      const splitter = new LineSplitter(this.opts.maxLineBytes, this.sink, e.source);
-      if (e.skipToNewline) splitter.skipToNextLine();
-      const seen = Math.max(e.seenSize, e.offset, e.head.length);
-      const f: Followed = {
+      const f = this.newFollowed({
         key: e.key,
         path: e.state === 'orphan' ? found.path : e.path,
         source: e.source,
         fh: found.fh,
         family: e.state === 'orphan' ? undefined : (e.family ?? (await familyOf(e.path)) ?? { dir: dirname(e.path), base: basename(e.path) }),
         offset: e.offset,
-        splitter,
         head: keep(e.head),
-        seenSize: seen,
-        floor: seen,
-        mtimeMs: 0,
+        size: Math.max(e.seenSize, e.offset),
         checkedAtMs: r.savedAtMs,
-        end: e.state === 'orphan' ? 'orphan' : undefined,
-        idlePolls: 0,
-        readThisPoll: 0,
         capCheck: true,
-      };
+        end: e.state === 'orphan' ? 'orphan' : undefined,
+      });
+      if (e.skipToNewline) f.splitter.skipToNextLine();
       this.followed.set(f.key, f);
       this.emit(() => this.events.resumed?.(e.source, found.path, outcome, e.offset));
     }
@@ -632,24 +625,18 @@ export class FileFollower {
       return;
     }
     if (!fromEnd) offset = this.startOffset(key, head, size, checkCopies);
-    const f: Followed = {
+    const f = this.newFollowed({
       key,
       path: v.path,
       source: v.source,
       fh,
       family: await familyOf(v.path),
       offset,
-      splitter: new LineSplitter(this.opts.maxLineBytes, this.sink, v.source),
       head,
-      seenSize: Math.max(size, head.length),
-      floor: Math.max(size, head.length),
-      mtimeMs: 0,
+      size,
       checkedAtMs: now,
-      end: undefined,
-      idlePolls: 0,
-      readThisPoll: 0,
       capCheck: this.capNewFiles && this.resumedSources.has(v.source),
-    };
+    });
     if (this.stopped || this.followed.has(key)) {
       await fh.close().catch(() => undefined);
       return;
@@ -669,6 +656,44 @@ export class FileFollower {
     await this.readFile(f);
   }
 
+  /** A followed file's state from what identifies it; the counters of the poll loop start at rest. */
+  private newFollowed(init: {
+    key: string;
+    path: string;
+    source: string;
+    fh: FileHandle;
+    family: Family | undefined;
+    offset: number;
+    head: Buffer;
+    /** Size seen when it was opened (or checkpointed). */
+    size: number;
+    checkedAtMs: number;
+    capCheck: boolean;
+    end?: End | undefined;
+    /** A splitter already holding part of a line; a new one otherwise. */
+    splitter?: LineSplitter;
+  }): Followed {
+    const seen = Math.max(init.size, init.head.length);
+    return {
+      key: init.key,
+      path: init.path,
+      source: init.source,
+      fh: init.fh,
+      family: init.family,
+      offset: init.offset,
+      splitter: init.splitter ?? new LineSplitter(this.opts.maxLineBytes, this.sink, init.source),
+      head: init.head,
+      seenSize: seen,
+      floor: seen,
+      mtimeMs: 0,
+      checkedAtMs: init.checkedAtMs,
+      end: init.end,
+      idlePolls: 0,
+      readThisPoll: 0,
+      capCheck: init.capCheck,
+    };
+  }
+
   /** Follows a file seen at `v.path` and rotated to a sibling before it was opened, as one renamed away. */
   private async followMoved(key: string, v: Visible, now: number): Promise<void> {
     const family = await familyOf(v.path);
@@ -681,24 +706,18 @@ export class FileFollower {
       await s.fh.close().catch(() => undefined);
       return;
     }
-    const f: Followed = {
+    const f = this.newFollowed({
       key,
       path: v.path,
       source: v.source,
       fh: s.fh,
       family,
       offset: this.startOffset(key, s.head, s.size, true),
-      splitter: new LineSplitter(this.opts.maxLineBytes, this.sink, v.source),
       head: s.head,
-      seenSize: Math.max(s.size, s.head.length),
-      floor: Math.max(s.size, s.head.length),
-      mtimeMs: 0,
+      size: s.size,
       checkedAtMs: now,
-      end: undefined,
-      idlePolls: 0,
-      readThisPoll: 0,
       capCheck: this.capNewFiles && this.resumedSources.has(v.source),
-    };
+    });
     this.followed.set(key, f);
     this.notePath(v.path, key, now);
     this.emit(() => this.events.opened?.(v.source, s.path));
@@ -931,24 +950,20 @@ export class FileFollower {
       return;
     }
     this.known.forget(s.key);
-    const o: Followed = {
+    const o = this.newFollowed({
       key: s.key,
       path: s.path,
       source,
       fh: s.fh,
       family: undefined,
       offset: from,
-      splitter,
       head: s.head,
-      seenSize: Math.max(s.size, s.head.length),
-      floor: Math.max(s.size, s.head.length),
-      mtimeMs: 0,
+      size: s.size,
       checkedAtMs: Date.now(),
-      end: 'orphan',
-      idlePolls: 0,
-      readThisPoll: 0,
       capCheck: this.capNewFiles && this.resumedSources.has(source),
-    };
+      end: 'orphan',
+      splitter,
+    });
     this.followed.set(o.key, o);
     await this.readFile(o);
   }
