@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
 import { sleep, startChildWriter, type ChildWriter } from './helpers/sequence-log.js';
+import { createRng } from '../src/simulate/random.js';
 
 /** Sample name with labels → value. */
 type Samples = Map<string, number>;
@@ -98,17 +99,6 @@ function countLog(dir: string) {
   return { lines: seqs.length, seqs, byLabels, degraded, hits };
 }
 
-/** mulberry32: small, seeded, good enough to pick kill moments repeatably. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function scrape(server: ServeProcess): Promise<{ status: number; text: string }> {
   const res = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5_000) });
@@ -145,7 +135,7 @@ describe('crash recovery (kill -9) from the checkpoint', () => {
     const args = [`--config.file=${config}`, `--checkpoint.file=${join(dir, 'checkpoint.json')}`, '--tail.start-at=start', log];
     // Fixed, so a failure repeats; ZP_CRASH_SEED tries other kill moments.
     const seed = Number(process.env.ZP_CRASH_SEED ?? 20261129);
-    const rand = random(seed);
+    const rand = createRng(seed);
     const KILLS = 4;
     const ROTATE_AT = 2;
 

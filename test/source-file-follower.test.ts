@@ -1,10 +1,11 @@
-import { appendFileSync, closeSync, openSync, readdirSync, readlinkSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, truncate, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileFollower, type FollowOptions } from '../src/source/file-follower.js';
 import type { LineSink, SourceEvents } from '../src/source/line-sink.js';
+import { fdsInto, waitFor } from './helpers/sequence-log.js';
 
 /** Records everything a follower reports. */
 class Recorder implements LineSink, SourceEvents {
@@ -32,31 +33,11 @@ class Recorder implements LineSink, SourceEvents {
   }
 }
 
-async function waitFor(cond: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const seqLines = (from: number, to: number): string[] =>
   Array.from({ length: to - from + 1 }, (_, i) => `{"seq":${from + i}}`);
 const block = (from: number, to: number): string => seqLines(from, to).join('\n') + '\n';
 
-/** File descriptors of this process that point into dir (Linux). */
-function fdsInto(dir: string): string[] {
-  const out: string[] = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      const target = readlinkSync(`/proc/self/fd/${fd}`);
-      if (target.startsWith(dir)) out.push(target);
-    } catch {
-      // fd closed while listing (e.g. the one used to read the directory)
-    }
-  }
-  return out;
-}
 
 describe('FileFollower', () => {
   let dir: string;

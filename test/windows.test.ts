@@ -4,21 +4,13 @@ import { Aggregate } from '../src/windows/aggregate.js';
 import { SlidingWindow } from '../src/windows/sliding-window.js';
 import { summarize } from '../src/windows/summarize.js';
 import { defaultConfig } from '../src/config/schema.js';
+import { createRng } from '../src/simulate/random.js';
 
 const HIT: Signals = { hit: true, degraded: false, warmup: 'hit', mode: undefined, cached: false, downgradeReason: undefined, optIn: undefined, delayProfileInvalid: false };
 const MISS_WARM: Signals = { ...HIT, warmup: 'miss' };
 const FALLBACK: Signals = { ...HIT, hit: false, warmup: undefined };
 const DEGRADED: Signals = { ...HIT, degraded: true };
 
-/** Deterministic PRNG (mulberry32) so a failure can be replayed. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function lognormal(rand: () => number, medianSeconds: number, sigma: number): number {
   const z = Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
@@ -32,7 +24,7 @@ describe('quantile accuracy against exact nearest-rank sorting', () => {
     ['lognormal σ=0.35 with 0.5 % ×20 outliers', 1, 0.35],
     ['lognormal σ=1.0 with 0.5 % ×20 outliers', 2, 1.0],
   ])('%s, 200k values, p50/p99/p999 within 0.5 %%', (_name, seed, sigma) => {
-    const rand = rng(seed);
+    const rand = createRng(seed);
     const n = 200_000;
     const values = new Float64Array(n);
     const agg = new Aggregate(defaultConfig().window.quantileRelativeAccuracy);
@@ -51,7 +43,7 @@ describe('quantile accuracy against exact nearest-rank sorting', () => {
   });
 
   it('stays within 0.5 % after merging 8 shards (a window of slots)', () => {
-    const rand = rng(7);
+    const rand = createRng(7);
     const shards = Array.from({ length: 8 }, () => new Aggregate(0.0025));
     const all: number[] = [];
     for (let i = 0; i < 120_000; i++) {
@@ -69,7 +61,7 @@ describe('quantile accuracy against exact nearest-rank sorting', () => {
   });
 
   it('σ from merged moments equals the two-pass population σ', () => {
-    const rand = rng(3);
+    const rand = createRng(3);
     const a = new Aggregate(0.0025);
     const b = new Aggregate(0.0025);
     const xs: number[] = [];

@@ -26,12 +26,7 @@ export async function readInput(
     await readInputStream(process.stdin, opts, sink, source, 'stdin');
     return;
   }
-  let fh: FileHandle;
-  try {
-    fh = await open(path, 'r');
-  } catch (err) {
-    throw new Error(`cannot open input ${path}: ${messageOf(err)}`, { cause: err });
-  }
+  const fh = await openInput(path);
   try {
     const stream = fh.createReadStream({ highWaterMark: READ_HIGH_WATER_MARK, autoClose: false });
     await readInputStream(stream, opts, sink, source, path);
@@ -54,12 +49,7 @@ export async function readFileRange(
 ): Promise<void> {
   const splitter = new LineSplitter(opts.maxLineBytes, sink, source);
   if (end === undefined || end > start) {
-    let fh: FileHandle;
-    try {
-      fh = await open(path, 'r');
-    } catch (err) {
-      throw new Error(`cannot open input ${path}: ${messageOf(err)}`, { cause: err });
-    }
+    const fh = await openInput(path);
     try {
       const stream = fh.createReadStream({ start, ...(end === undefined ? {} : { end: end - 1 }), highWaterMark: READ_HIGH_WATER_MARK, autoClose: false });
       for await (const chunk of stream as AsyncIterable<Buffer>) splitter.push(chunk);
@@ -126,4 +116,13 @@ function isGzip(head: Buffer): boolean {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** Opens an input for reading; the error names the path. */
+async function openInput(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'r');
+  } catch (err) {
+    throw new Error(`cannot open input ${path}: ${messageOf(err)}`, { cause: err });
+  }
 }
