@@ -12,7 +12,7 @@ import { parseConfig } from '../src/config/load.js';
 import { renderPack } from '../src/pack/write-pack.js';
 import { requireBinary } from './helpers/binaries.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
-import { freePort, startDaemon, type Daemon } from './helpers/processes.js';
+import { freePort, startDaemon, startPrometheus, type Daemon } from './helpers/processes.js';
 
 const EXAMPLE_AM = fileURLToPath(new URL('../alerts/alertmanager.example.yml', import.meta.url));
 const TOKEN = 'chain-test-token';
@@ -124,25 +124,14 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
       'pack:\n  rateWindow: 10s\n  evaluationInterval: 1s\n  for: { p0: 0s, driftOutOfBand: 0s, canaryRollback: 0s, hitRateLow: 0s, degraded: 0s, warmupEfficiencyLow: 0s, optInMalformed: 0s, exporterDown: 0s, sourceStalled: 0s, parseErrorsHigh: 0s }\n',
       'test-pack.yml',
     );
-    const rules = join(dir, 'rules.yml');
-    writeFileSync(rules, renderPack(packConfig).get('zero-plane.rules.yml') as string);
-    const promPort = await freePort();
-    promUrl = `http://127.0.0.1:${promPort}`;
-    const promConfig = join(dir, 'prometheus.yml');
-    writeFileSync(
-      promConfig,
-      stringify({
-        global: { scrape_interval: '1s', evaluation_interval: '1s' },
-        rule_files: [rules],
-        alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${amPort}`] }] }] },
-        scrape_configs: [{ job_name: 'zero-plane-exporter', static_configs: [{ targets: [exporter.url.replace('http://', '')] }] }],
-      }),
-    );
-    prometheus = await startDaemon(
-      requireBinary('prometheus'),
-      [`--config.file=${promConfig}`, `--storage.tsdb.path=${join(dir, 'prom')}`, `--web.listen-address=127.0.0.1:${promPort}`, '--rules.alert.resend-delay=1s'],
-      `${promUrl}/-/ready`,
-    );
+    const started = await startPrometheus(requireBinary('prometheus'), {
+      dir,
+      rules: renderPack(packConfig).get('zero-plane.rules.yml') as string,
+      scrapeTarget: exporter.url.replace('http://', ''),
+      alertmanager: `127.0.0.1:${amPort}`,
+    });
+    promUrl = started.url;
+    prometheus = started.daemon;
   }, 60_000);
 
   afterAll(async () => {

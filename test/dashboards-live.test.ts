@@ -5,13 +5,12 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
 import { DASHBOARD_UIDS, renderDashboards } from '../src/dashboards/render-dashboards.js';
 import { renderPack } from '../src/pack/write-pack.js';
 import { requireBinary } from './helpers/binaries.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
-import { freePort, startDaemon, type Daemon } from './helpers/processes.js';
+import { startPrometheus, type Daemon } from './helpers/processes.js';
 import {
   allPanels,
   expand,
@@ -82,24 +81,13 @@ beforeAll(async () => {
   appendFileSync(log, batch);
   writer = setInterval(() => appendFileSync(log, batch), 200);
 
-  const rules = join(dir, 'rules.yml');
-  writeFileSync(rules, renderPack(config).get('zero-plane.rules.yml') as string);
-  const promPort = await freePort();
-  promUrl = `http://127.0.0.1:${promPort}`;
-  const promConfig = join(dir, 'prometheus.yml');
-  writeFileSync(
-    promConfig,
-    stringify({
-      global: { scrape_interval: '1s', evaluation_interval: '1s' },
-      rule_files: [rules],
-      scrape_configs: [{ job_name: 'zero-plane-exporter', static_configs: [{ targets: [exporter.url.replace('http://', '')] }] }],
-    }),
-  );
-  prometheus = await startDaemon(
-    promBin,
-    [`--config.file=${promConfig}`, `--storage.tsdb.path=${join(dir, 'prom')}`, `--web.listen-address=127.0.0.1:${promPort}`],
-    `${promUrl}/-/ready`,
-  );
+  const started = await startPrometheus(promBin, {
+    dir,
+    rules: renderPack(config).get('zero-plane.rules.yml') as string,
+    scrapeTarget: exporter.url.replace('http://', ''),
+  });
+  promUrl = started.url;
+  prometheus = started.daemon;
   // Rates need two scrapes inside the window, and the rules read the rates: wait for the last of the chain.
   await waitFor(async () => {
     const [warmup, drift] = await Promise.all([promQuery('zero_plane:warmup_efficiency:ratio_rate10s'), promQuery('zero_plane:p99_drift:ratio_rate10s')]);

@@ -54,3 +54,41 @@ export async function startDaemon(bin: string, args: string[], readyUrl: string,
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+export interface PrometheusOptions {
+  /** Working folder: config, rules and TSDB go here. */
+  dir: string;
+  /** The rule file's text (a test copy of the pack, usually with short windows). */
+  rules: string;
+  /** host:port of the exporter, scraped every second as job "zero-plane-exporter". */
+  scrapeTarget: string;
+  /** host:port of an Alertmanager to send alerts to. */
+  alertmanager?: string;
+}
+
+/** A real Prometheus on 127.0.0.1: 1 s scrapes and evaluations, alerts resent every second. */
+export async function startPrometheus(bin: string, opts: PrometheusOptions): Promise<{ url: string; daemon: Daemon }> {
+  const { stringify } = await import('yaml');
+  const { writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const rules = join(opts.dir, 'rules.yml');
+  writeFileSync(rules, opts.rules);
+  const config = join(opts.dir, 'prometheus.yml');
+  writeFileSync(
+    config,
+    stringify({
+      global: { scrape_interval: '1s', evaluation_interval: '1s' },
+      rule_files: [rules],
+      ...(opts.alertmanager === undefined ? {} : { alerting: { alertmanagers: [{ static_configs: [{ targets: [opts.alertmanager] }] }] } }),
+      scrape_configs: [{ job_name: 'zero-plane-exporter', static_configs: [{ targets: [opts.scrapeTarget] }] }],
+    }),
+  );
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const daemon = await startDaemon(
+    bin,
+    [`--config.file=${config}`, `--storage.tsdb.path=${join(opts.dir, 'prom')}`, `--web.listen-address=127.0.0.1:${port}`, '--rules.alert.resend-delay=1s'],
+    `${url}/-/ready`,
+  );
+  return { url, daemon };
+}
