@@ -56,6 +56,17 @@ interface SourceSeries {
   lastRecord: SeriesHandle | undefined;
 }
 
+/** The record parser a config describes, extracting the headers the classifier reads. */
+export function recordParserFor(config: Config, classifier: SignalClassifier): RecordParser {
+  return new RecordParser({
+    mapping: mappingFor(config.input),
+    latencyList: config.input.latencyList,
+    absentValues: config.input.absentValues,
+    responseHeaderNames: classifier.responseHeaderNames,
+    requestHeaderNames: classifier.requestHeaderNames,
+  });
+}
+
 export class Pipeline implements LineSink {
   readonly metrics: ExporterMetrics;
   readonly window: SlidingWindow;
@@ -73,13 +84,7 @@ export class Pipeline implements LineSink {
   constructor(readonly config: Config, opts: PipelineOptions = {}) {
     this.clock = opts.clock ?? Date.now;
     this.classifier = new SignalClassifier(config.headers);
-    this.parser = new RecordParser({
-      mapping: mappingFor(config.input),
-      latencyList: config.input.latencyList,
-      absentValues: config.input.absentValues,
-      responseHeaderNames: this.classifier.responseHeaderNames,
-      requestHeaderNames: this.classifier.requestHeaderNames,
-    });
+    this.parser = recordParserFor(config, this.classifier);
     this.metrics = new ExporterMetrics(histogramBuckets(config), config.metrics);
     this.window = new SlidingWindow({
       durationMs: config.window.duration,

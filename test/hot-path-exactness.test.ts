@@ -4,21 +4,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import { defaultConfig } from '../src/config/schema.js';
-import { Pipeline } from '../src/pipeline.js';
-import { RecordParser, type ParseResult } from '../src/record/parse-record.js';
-import { mappingFor } from '../src/record/presets.js';
+import { Pipeline, recordParserFor } from '../src/pipeline.js';
+import type { GatewayRecord, ParseResult } from '../src/record/parse-record.js';
 import { SignalClassifier } from '../src/signals/classify.js';
-import type { GatewayRecord } from '../src/record/parse-record.js';
 
 function parserFor(yaml = '') {
   const config = yaml ? parseConfig(yaml, 'test.yml') : defaultConfig();
-  return new RecordParser({
-    mapping: mappingFor(config.input),
-    latencyList: config.input.latencyList,
-    absentValues: config.input.absentValues,
-    responseHeaderNames: ['x-anthropic-layer-id', 'x-anthropic-delay-profile'],
-    requestHeaderNames: ['x-anthropic-experimental'],
-  });
+  return recordParserFor(config, new SignalClassifier(config.headers));
 }
 
 const timeOf = (r: ParseResult) => (r.ok ? r.record.timeMs : r.reason);

@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import { defaultConfig } from '../src/config/schema.js';
-import { RecordParser, type ParseResult } from '../src/record/parse-record.js';
-import { mappingFor } from '../src/record/presets.js';
+import { recordParserFor } from '../src/pipeline.js';
+import { SignalClassifier } from '../src/signals/classify.js';
+import type { ParseResult } from '../src/record/parse-record.js';
 
 function parserFor(yaml = '') {
   const config = yaml ? parseConfig(yaml, 'test.yml') : defaultConfig();
-  return new RecordParser({
-    mapping: mappingFor(config.input),
-    latencyList: config.input.latencyList,
-    absentValues: config.input.absentValues,
-    responseHeaderNames: ['x-anthropic-layer-id', 'x-anthropic-delay-profile'],
-    requestHeaderNames: ['x-anthropic-experimental'],
-  });
+  return recordParserFor(config, new SignalClassifier(config.headers));
 }
 
 function record(result: ParseResult) {

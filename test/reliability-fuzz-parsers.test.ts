@@ -5,9 +5,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
-import { Pipeline } from '../src/pipeline.js';
+import { Pipeline, recordParserFor } from '../src/pipeline.js';
 import { PARSE_ERROR_REASONS, RecordParser, type GatewayRecord } from '../src/record/parse-record.js';
-import { mappingFor } from '../src/record/presets.js';
 import { SignalClassifier, type Signals } from '../src/signals/classify.js';
 import { DelayProfileReader } from '../src/signals/delay-profile.js';
 import { OPT_IN_DEFECTS, classifyOptIn } from '../src/signals/opt-in.js';
@@ -23,13 +22,7 @@ const configs: Record<string, Config> = {
 
 function parserFor(config: Config): { parser: RecordParser; classifier: SignalClassifier } {
   const classifier = new SignalClassifier(config.headers);
-  const parser = new RecordParser({
-    mapping: mappingFor(config.input),
-    latencyList: config.input.latencyList,
-    absentValues: config.input.absentValues,
-    responseHeaderNames: classifier.responseHeaderNames,
-    requestHeaderNames: classifier.requestHeaderNames,
-  });
+  const parser = recordParserFor(config, classifier);
   return { parser, classifier };
 }
 
