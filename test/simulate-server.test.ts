@@ -131,7 +131,9 @@ describe('simulator: real latency', () => {
     const fast = s.sleeps.splice(0);
     for (let i = 0; i < 3; i++) await s.post(messages(), {});
     const slow = s.sleeps.splice(0);
-    expect(Math.min(...fast)).toBeGreaterThanOrEqual(114);
+    // The sleep gets the decided delay minus the time already spent on the request (decide.ts's exact
+    // ranges are unit-tested in simulate-decide): a busy machine can take a few ms off, never add.
+    expect(Math.min(...fast)).toBeGreaterThanOrEqual(100);
     expect(Math.max(...fast)).toBeLessThanOrEqual(125);
     expect(median(slow)).toBeGreaterThan(median(fast) + 30);
   });
@@ -141,7 +143,7 @@ describe('simulator: real latency', () => {
     const r = await s.post(messages());
     expect(r.ms).toBeLessThan(100);
     expect(s.sleeps).toHaveLength(1);
-    expect(s.sleeps[0]).toBeGreaterThan(110);
+    expect(s.sleeps[0]).toBeGreaterThan(100); // decided (115–125 ms) less the time already spent
     expect(s.sleeps[0]).toBeLessThanOrEqual(125);
   });
 });
