@@ -266,7 +266,7 @@ describe('simulator: /admin/faults', () => {
     for (let i = 0; i < 3; i++) await s.post(messages());
     const after = s.sleeps.splice(0);
     expect(Math.min(...after)).toBeGreaterThan(Math.max(...before) + 30);
-    expect(Math.min(...after)).toBeGreaterThanOrEqual(170);
+    expect(Math.min(...after)).toBeGreaterThanOrEqual(160); // 180 ± 7.5 decided, less handling time
   });
 
   it('sends every opted-in request to the fallback at hitRateDrop 1, and back after DELETE', async () => {
