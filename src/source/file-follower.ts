@@ -6,6 +6,7 @@ import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEv
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, looksBinary, readHead, sameStart } from './file-identity.js';
+import { newFollowed, type Followed } from './followed-file.js';
 import { familyOf, isCopyName, isGenerationName, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
@@ -92,41 +93,6 @@ const GLOB_OPTIONS = {
   suppressErrors: true,
   unique: true,
 } as const;
-
-/**
- * Why a followed file is no longer the one at its path. `deleted`: unlinked and nothing at the path
- * yet; `orphan`: a rotated copy or generation read to recover lines, never at a followed path.
- */
-type End = RotationKind | 'deleted' | 'orphan';
-
-/** One open file, known by identity (dev:ino) and by the first bytes of its content. */
-interface Followed {
-  readonly key: string;
-  /** Latest path it was seen under. */
-  path: string;
-  readonly source: string;
-  readonly fh: FileHandle;
-  /** Where its rotated copies and generations are looked for; none for orphans. */
-  readonly family: Family | undefined;
-  offset: number;
-  splitter: LineSplitter;
-  /** Fingerprint: the first min(size, FINGERPRINT_BYTES) bytes of the content being read. */
-  head: Buffer;
-  /** Largest size seen: the file shrinking below it is a truncation. */
-  seenSize: number;
-  /** mtime at the last probe: unchanged with the size, the fingerprint is not read again. */
-  mtimeMs: number;
-  /** seenSize when the current poll began: a copy of this file made since is at least this long. */
-  floor: number;
-  /** When a poll last found it at its path; generations rotated away unseen were written after this. */
-  checkedAtMs: number;
-  end: End | undefined;
-  /** Polls in a row, since it ended, that found nothing new in it. */
-  idlePolls: number;
-  readThisPoll: number;
-  /** Resumed from a checkpoint (or appeared while stopped): the catch-up cap is applied before the first read. */
-  capCheck: boolean;
-}
 
 /** What a path named when a poll last confirmed it. */
 interface PathState {
@@ -394,7 +360,7 @@ export class FileFollower {
         continue;
       }
       const outcome: ResumeOutcome = found.path === e.path ? 'at_path' : 'moved';
-      const f = this.newFollowed({
+      const f = newFollowed({
         key: e.key,
         path: e.state === 'orphan' ? found.path : e.path,
         source: e.source,
@@ -406,6 +372,7 @@ export class FileFollower {
         checkedAtMs: r.savedAtMs,
         capCheck: true,
         end: e.state === 'orphan' ? 'orphan' : undefined,
+        splitter: this.newSplitter(e.source),
       });
       if (e.skipToNewline) f.splitter.skipToNextLine();
       this.followed.set(f.key, f);
@@ -625,7 +592,7 @@ export class FileFollower {
       return;
     }
     if (!fromEnd) offset = this.startOffset(key, head, size, checkCopies);
-    const f = this.newFollowed({
+    const f = newFollowed({
       key,
       path: v.path,
       source: v.source,
@@ -636,6 +603,7 @@ export class FileFollower {
       size,
       checkedAtMs: now,
       capCheck: this.capNewFiles && this.resumedSources.has(v.source),
+      splitter: this.newSplitter(v.source),
     });
     if (this.stopped || this.followed.has(key)) {
       await fh.close().catch(() => undefined);
@@ -656,44 +624,6 @@ export class FileFollower {
     await this.readFile(f);
   }
 
-  /** A followed file's state from what identifies it; the counters of the poll loop start at rest. */
-  private newFollowed(init: {
-    key: string;
-    path: string;
-    source: string;
-    fh: FileHandle;
-    family: Family | undefined;
-    offset: number;
-    head: Buffer;
-    /** Size seen when it was opened (or checkpointed). */
-    size: number;
-    checkedAtMs: number;
-    capCheck: boolean;
-    end?: End | undefined;
-    /** A splitter already holding part of a line; a new one otherwise. */
-    splitter?: LineSplitter;
-  }): Followed {
-    const seen = Math.max(init.size, init.head.length);
-    return {
-      key: init.key,
-      path: init.path,
-      source: init.source,
-      fh: init.fh,
-      family: init.family,
-      offset: init.offset,
-      splitter: init.splitter ?? new LineSplitter(this.opts.maxLineBytes, this.sink, init.source),
-      head: init.head,
-      seenSize: seen,
-      floor: seen,
-      mtimeMs: 0,
-      checkedAtMs: init.checkedAtMs,
-      end: init.end,
-      idlePolls: 0,
-      readThisPoll: 0,
-      capCheck: init.capCheck,
-    };
-  }
-
   /** Follows a file seen at `v.path` and rotated to a sibling before it was opened, as one renamed away. */
   private async followMoved(key: string, v: Visible, now: number): Promise<void> {
     const family = await familyOf(v.path);
@@ -706,7 +636,7 @@ export class FileFollower {
       await s.fh.close().catch(() => undefined);
       return;
     }
-    const f = this.newFollowed({
+    const f = newFollowed({
       key,
       path: v.path,
       source: v.source,
@@ -717,6 +647,7 @@ export class FileFollower {
       size: s.size,
       checkedAtMs: now,
       capCheck: this.capNewFiles && this.resumedSources.has(v.source),
+      splitter: this.newSplitter(v.source),
     });
     this.followed.set(key, f);
     this.notePath(v.path, key, now);
@@ -802,7 +733,7 @@ export class FileFollower {
     // A line start is looked for within a line's length; past that, the line is dropped to its end.
     const limit = Math.min(size, target + this.opts.maxLineBytes + 2);
     const start = await nextLineStart(f.fh, target, limit, this.buf);
-    f.splitter = new LineSplitter(this.opts.maxLineBytes, this.sink, f.source);
+    f.splitter = this.newSplitter(f.source);
     if (start === undefined) f.splitter.skipToNextLine();
     f.offset = start ?? limit;
     const bytes = f.offset - from;
@@ -853,7 +784,7 @@ export class FileFollower {
     const newMtime = p.mtimeMs;
     const knownEnd = f.seenSize;
     const oldSplitter = f.splitter;
-    f.splitter = new LineSplitter(this.opts.maxLineBytes, this.sink, f.source);
+    f.splitter = this.newSplitter(f.source);
     const siblings = f.family ? await probeSiblings(f.family, f.key, this.scratch) : [];
     const kept = new Set<Sibling>();
     try {
@@ -927,7 +858,7 @@ export class FileFollower {
       if (this.followed.has(s.key)) continue;
       kept.add(s);
       this.emit(() => this.events.rotated?.(scan.source, scan.path, kind));
-      await this.readOrphan(s, scan.source, scan.path, from, new LineSplitter(this.opts.maxLineBytes, this.sink, scan.source));
+      await this.readOrphan(s, scan.source, scan.path, from, this.newSplitter(scan.source));
     }
   }
 
@@ -950,7 +881,7 @@ export class FileFollower {
       return;
     }
     this.known.forget(s.key);
-    const o = this.newFollowed({
+    const o = newFollowed({
       key: s.key,
       path: s.path,
       source,
@@ -971,6 +902,10 @@ export class FileFollower {
   /** A sibling starting like the content `f` was reading: a copy of it (only its head is compared). */
   private isCopyOf(s: Sibling, f: Followed): boolean {
     return f.head.length > 0 && s.size > 0 && sameStart(s.head, f.head);
+  }
+
+  private newSplitter(source: string): LineSplitter {
+    return new LineSplitter(this.opts.maxLineBytes, this.sink, source);
   }
 
   /** Emits a partial last line that will never be completed. */

@@ -1,0 +1,78 @@
+// One file the follower has open: which file it is, how far it was read, and where it stands in a rotation.
+import type { FileHandle } from 'node:fs/promises';
+import type { RotationKind } from './line-sink.js';
+import type { LineSplitter } from './line-splitter.js';
+import type { Family } from './rotation-family.js';
+
+/**
+ * Why a followed file is no longer the one at its path. `deleted`: unlinked and nothing at the path
+ * yet; `orphan`: a rotated copy or generation read to recover lines, never at a followed path.
+ */
+export type End = RotationKind | 'deleted' | 'orphan';
+
+/** One open file, known by identity (dev:ino) and by the first bytes of its content. */
+export interface Followed {
+  readonly key: string;
+  /** Latest path it was seen under. */
+  path: string;
+  readonly source: string;
+  readonly fh: FileHandle;
+  /** Where its rotated copies and generations are looked for; none for orphans. */
+  readonly family: Family | undefined;
+  offset: number;
+  splitter: LineSplitter;
+  /** Fingerprint: the first min(size, FINGERPRINT_BYTES) bytes of the content being read. */
+  head: Buffer;
+  /** Largest size seen: the file shrinking below it is a truncation. */
+  seenSize: number;
+  /** mtime at the last probe: unchanged with the size, the fingerprint is not read again. */
+  mtimeMs: number;
+  /** seenSize when the current poll began: a copy of this file made since is at least this long. */
+  floor: number;
+  /** When a poll last found it at its path; generations rotated away unseen were written after this. */
+  checkedAtMs: number;
+  end: End | undefined;
+  /** Polls in a row, since it ended, that found nothing new in it. */
+  idlePolls: number;
+  readThisPoll: number;
+  /** Resumed from a checkpoint (or appeared while stopped): the catch-up cap is applied before the first read. */
+  capCheck: boolean;
+}
+
+/** A followed file's state from what identifies it; the counters of the poll loop start at rest. */
+export function newFollowed(init: {
+  key: string;
+  path: string;
+  source: string;
+  fh: FileHandle;
+  family: Family | undefined;
+  offset: number;
+  head: Buffer;
+  /** Size seen when it was opened (or checkpointed). */
+  size: number;
+  checkedAtMs: number;
+  capCheck: boolean;
+  end?: End | undefined;
+  /** A new splitter, or one already holding part of a line. */
+  splitter: LineSplitter;
+}): Followed {
+  const seen = Math.max(init.size, init.head.length);
+  return {
+    key: init.key,
+    path: init.path,
+    source: init.source,
+    fh: init.fh,
+    family: init.family,
+    offset: init.offset,
+    splitter: init.splitter,
+    head: init.head,
+    seenSize: seen,
+    floor: seen,
+    mtimeMs: 0,
+    checkedAtMs: init.checkedAtMs,
+    end: init.end,
+    idlePolls: 0,
+    readThisPoll: 0,
+    capCheck: init.capCheck,
+  };
+}
