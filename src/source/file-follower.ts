@@ -6,6 +6,7 @@ import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEv
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, looksBinary, readHead, sameStart } from './file-identity.js';
+import { nextLineStart, startOfLastLine } from './line-start.js';
 import { newFollowed, type Followed } from './followed-file.js';
 import { familyOf, isCopyName, isGenerationName, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
@@ -84,7 +85,6 @@ const DEFAULT_MAX_READ_BYTES_PER_POLL = 64 << 20;
 const MTIME_SLACK_MS = 1000;
 /** Paths remembered with what they last named; a bound against globs over ever-new names. */
 const MAX_REMEMBERED_PATHS = 4096;
-const LF = 0x0a;
 
 const GLOB_OPTIONS = {
   onlyFiles: true,
@@ -941,41 +941,4 @@ export class FileFollower {
       // Swallowed on purpose: there is nowhere better to report a failing listener.
     }
   }
-}
-
-/**
- * The first line start at or after `target` (0, or just past a `\n`), looked for before `limit`; undefined
- * when there is none there.
- */
-async function nextLineStart(fh: FileHandle, target: number, limit: number, buf: Buffer): Promise<number | undefined> {
-  if (target <= 0) return 0;
-  // The byte before the target: a `\n` there makes the target itself a line start.
-  let pos = target - 1;
-  while (pos < limit) {
-    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, limit - pos), pos);
-    if (bytesRead === 0) return undefined;
-    const nl = buf.subarray(0, bytesRead).indexOf(LF);
-    if (nl !== -1) return pos + nl + 1;
-    pos += bytesRead;
-  }
-  return undefined;
-}
-
-/**
- * Where the line being written at the end of a file begins, so following from
- * "the end" delivers that line whole instead of a fragment. A tail already
- * longer than the line limit starts just past the limit, so it is reported as oversize.
- */
-async function startOfLastLine(fh: FileHandle, size: number, maxLineBytes: number, buf: Buffer): Promise<number> {
-  const floor = Math.max(0, size - (maxLineBytes + 2));
-  let end = size;
-  while (end > floor) {
-    const len = Math.min(buf.length, end - floor);
-    const start = end - len;
-    const { bytesRead } = await fh.read(buf, 0, len, start);
-    const nl = buf.subarray(0, bytesRead).lastIndexOf(LF);
-    if (nl !== -1) return start + nl + 1;
-    end = start;
-  }
-  return floor;
 }
