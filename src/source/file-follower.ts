@@ -1,16 +1,17 @@
 import type { Stats } from 'node:fs';
-import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import fg from 'fast-glob';
 import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, looksBinary, readHead, sameStart } from './file-identity.js';
+import { filesToResume, findCheckpointed, positionOf, resumedFollowed, type FollowerState, type ResumeFrom } from './follower-resume.js';
 import { nextLineStart, startOfLastLine } from './line-start.js';
 import { newFollowed, type Followed } from './followed-file.js';
-import { familyOf, isCopyName, isGenerationName, probeSiblings, type Family, type Sibling } from './rotation-family.js';
+import { familyOf, isGenerationName, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
+export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.js';
 
 export interface FollowOptions {
   patterns: string[];
@@ -23,56 +24,6 @@ export interface FollowOptions {
   maxReadBytesPerPoll?: number;
   /** Positions saved by a checkpoint: the files of patterns still configured resume where they were read to. */
   resume?: ResumeFrom;
-}
-
-/**
- * A followed file's position as a checkpoint keeps it: enough to find the same file again (identity and
- * fingerprint) and to go on with the line after the last one delivered.
- */
-export interface FilePosition {
-  source: string;
-  /** The path it was followed under; for a file renamed away and still drained, the path it left. */
-  path: string;
-  /** dev:ino */
-  key: string;
-  /** The fingerprint: its first min(size, 1 KiB) bytes. */
-  head: Buffer;
-  /**
-   * Just past the last complete line delivered: bytes of a line still incomplete are not included, so
-   * that line is read whole after a restart.
-   */
-  offset: number;
-  /** The offset is inside a line already reported as oversize: the rest of it, up to `\n`, is dropped. */
-  skipToNewline: boolean;
-  /** The largest size seen: bytes past the offset known to have existed, counted as skipped if truncated away. */
-  seenSize: number;
-  /**
-   * `live`: at its path. `detached`: no longer at its path (renamed away, deleted), still drained.
-   * `orphan`: a rotated copy or generation read to recover lines, at `path` itself.
-   */
-  state: 'live' | 'detached' | 'orphan';
-  family: Family | undefined;
-}
-
-/** What a checkpoint keeps of the follower. */
-export interface FollowerState {
-  /** The patterns followed: files of a pattern in this list that are not in `files` appeared since. */
-  patterns: string[];
-  files: FilePosition[];
-  /** Files read and let go of that still exist (rotated away), so one coming back into view is not read again. */
-  known: Array<{ key: string; head: Buffer; offset: number }>;
-}
-
-export interface ResumeFrom {
-  state: FollowerState;
-  /** When the checkpoint was taken: generations rotated away since are looked for beside their path. */
-  savedAtMs: number;
-  /**
-   * At most this many bytes behind the end are read of a file resumed (or appeared since the checkpoint);
-   * a file further behind resumes at the first line start within that distance of its end, the bytes
-   * passed over reported as skipped (`catch_up_cap`).
-   */
-  maxCatchUpBytes: number;
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 250;
@@ -242,20 +193,7 @@ export class FileFollower {
   private capture(): FollowerState {
     // Never started: the checkpoint's positions are still the truth.
     if (this.pendingResume !== undefined) return this.pendingResume.state;
-    const files: FilePosition[] = [];
-    for (const f of this.followed.values()) {
-      files.push({
-        source: f.source,
-        path: f.path,
-        key: f.key,
-        head: f.head,
-        offset: f.offset - f.splitter.pendingBytes,
-        skipToNewline: f.splitter.discarding,
-        seenSize: f.seenSize,
-        state: f.end === 'orphan' ? 'orphan' : this.visible.has(f.key) ? 'live' : 'detached',
-        family: f.family,
-      });
-    }
+    const files = [...this.followed.values()].map((f) => positionOf(f, this.visible.has(f.key)));
     return { patterns: [...this.opts.patterns], files, known: this.known.list() };
   }
 
@@ -343,13 +281,10 @@ export class FileFollower {
     const configured = new Set(this.opts.patterns);
     for (const p of r.state.patterns) if (configured.has(p)) this.resumedSources.add(p);
     for (const k of r.state.known) this.known.remember(k.key, k.head, k.offset);
-    // Files at their paths first: they say what each path named, which detached files only fill in.
-    const rank = { live: 0, detached: 1, orphan: 2 } as const;
-    const entries = r.state.files.filter((e) => this.resumedSources.has(e.source)).sort((a, b) => rank[a.state] - rank[b.state]);
-    for (const e of entries) {
+    for (const e of filesToResume(r.state, this.resumedSources)) {
       if (this.followed.has(e.key)) continue;
       if (e.state !== 'orphan' && !this.atPath.has(e.path)) this.notePath(e.path, e.key, r.savedAtMs);
-      const found = await this.findCheckpointed(e);
+      const found = await findCheckpointed(e, this.scratch);
       if (found === 'unopenable') {
         // At its path but not readable now (permissions): when it can be opened, it resumes from here.
         this.known.remember(e.key, e.head, e.offset);
@@ -360,73 +295,10 @@ export class FileFollower {
         continue;
       }
       const outcome: ResumeOutcome = found.path === e.path ? 'at_path' : 'moved';
-      const f = newFollowed({
-        key: e.key,
-        path: e.state === 'orphan' ? found.path : e.path,
-        source: e.source,
-        fh: found.fh,
-        family: e.state === 'orphan' ? undefined : (e.family ?? (await familyOf(e.path)) ?? { dir: dirname(e.path), base: basename(e.path) }),
-        offset: e.offset,
-        head: keep(e.head),
-        size: Math.max(e.seenSize, e.offset),
-        checkedAtMs: r.savedAtMs,
-        capCheck: true,
-        end: e.state === 'orphan' ? 'orphan' : undefined,
-        splitter: this.newSplitter(e.source),
-      });
-      if (e.skipToNewline) f.splitter.skipToNextLine();
+      const f = await resumedFollowed(e, found, r.savedAtMs, this.newSplitter(e.source));
       this.followed.set(f.key, f);
       this.emit(() => this.events.resumed?.(e.source, found.path, outcome, e.offset));
     }
-  }
-
-  /**
-   * The file of a checkpoint entry: the same inode at its path (whatever its content now: the first read
-   * finds out whether it was truncated), else a file beside it with the same inode and the same first
-   * bytes (renamed while stopped). Failing that, the same inode under a rotated name of its family with
-   * other first bytes: truncated in place and then renamed (copytruncate, then a rename rotation); the
-   * first read handles it as a truncation, recovering from the copy what was not read.
-   */
-  private async findCheckpointed(e: FilePosition): Promise<{ fh: FileHandle; path: string } | 'unopenable' | undefined> {
-    const here = await stat(e.path).catch(() => undefined);
-    if (here?.isFile() && identity(here) === e.key) {
-      const fh = await open(e.path, 'r').catch(() => undefined);
-      if (fh === undefined) return 'unopenable';
-      const now = await fh.stat().catch(() => undefined);
-      if (now !== undefined && identity(now) === e.key) return { fh, path: e.path };
-      await fh.close().catch(() => undefined);
-    }
-    const dirs = new Set([dirname(e.path), ...(e.family === undefined ? [] : [e.family.dir])]);
-    const base = e.state === 'orphan' ? undefined : (e.family?.base ?? basename(e.path));
-    let rewritten: { fh: FileHandle; path: string } | undefined;
-    for (const dir of dirs) {
-      const names = await readdir(dir).catch(() => [] as string[]);
-      for (const name of names.sort()) {
-        const path = join(dir, name);
-        if (path === e.path) continue;
-        // stat first: opening a FIFO for reading would block until it has a writer.
-        const st = await stat(path).catch(() => undefined);
-        if (st === undefined || !st.isFile() || identity(st) !== e.key) continue;
-        const fh = await open(path, 'r').catch(() => undefined);
-        if (fh === undefined) continue;
-        try {
-          const now = await fh.stat();
-          const head = await readHead(fh, this.scratch);
-          if (identity(now) === e.key && sameStart(head, e.head)) {
-            await rewritten?.fh.close().catch(() => undefined);
-            return { fh, path };
-          }
-          if (identity(now) === e.key && rewritten === undefined && base !== undefined && isCopyName(name, base)) {
-            rewritten = { fh, path };
-            continue;
-          }
-        } catch {
-          // Gone or unreadable meanwhile: not this one.
-        }
-        await fh.close().catch(() => undefined);
-      }
-    }
-    return rewritten;
   }
 
   /** Expands the patterns into paths; a path is claimed by the first pattern that yields it. */

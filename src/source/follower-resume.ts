@@ -1,0 +1,156 @@
+// Resuming from a checkpoint: what it keeps of each followed file, and finding those files again after a restart.
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { identity, keep, readHead, sameStart } from './file-identity.js';
+import { newFollowed, type Followed } from './followed-file.js';
+import type { LineSplitter } from './line-splitter.js';
+import { familyOf, isCopyName, type Family } from './rotation-family.js';
+
+/**
+ * A followed file's position as a checkpoint keeps it: enough to find the same file again (identity and
+ * fingerprint) and to go on with the line after the last one delivered.
+ */
+export interface FilePosition {
+  source: string;
+  /** The path it was followed under; for a file renamed away and still drained, the path it left. */
+  path: string;
+  /** dev:ino */
+  key: string;
+  /** The fingerprint: its first min(size, 1 KiB) bytes. */
+  head: Buffer;
+  /**
+   * Just past the last complete line delivered: bytes of a line still incomplete are not included, so
+   * that line is read whole after a restart.
+   */
+  offset: number;
+  /** The offset is inside a line already reported as oversize: the rest of it, up to `\n`, is dropped. */
+  skipToNewline: boolean;
+  /** The largest size seen: bytes past the offset known to have existed, counted as skipped if truncated away. */
+  seenSize: number;
+  /**
+   * `live`: at its path. `detached`: no longer at its path (renamed away, deleted), still drained.
+   * `orphan`: a rotated copy or generation read to recover lines, at `path` itself.
+   */
+  state: 'live' | 'detached' | 'orphan';
+  family: Family | undefined;
+}
+
+/** What a checkpoint keeps of the follower. */
+export interface FollowerState {
+  /** The patterns followed: files of a pattern in this list that are not in `files` appeared since. */
+  patterns: string[];
+  files: FilePosition[];
+  /** Files read and let go of that still exist (rotated away), so one coming back into view is not read again. */
+  known: Array<{ key: string; head: Buffer; offset: number }>;
+}
+
+export interface ResumeFrom {
+  state: FollowerState;
+  /** When the checkpoint was taken: generations rotated away since are looked for beside their path. */
+  savedAtMs: number;
+  /**
+   * At most this many bytes behind the end are read of a file resumed (or appeared since the checkpoint);
+   * a file further behind resumes at the first line start within that distance of its end, the bytes
+   * passed over reported as skipped (`catch_up_cap`).
+   */
+  maxCatchUpBytes: number;
+}
+
+/** A followed file's position for a checkpoint; `live` when this poll found it at its path. */
+export function positionOf(f: Followed, live: boolean): FilePosition {
+  return {
+    source: f.source,
+    path: f.path,
+    key: f.key,
+    head: f.head,
+    offset: f.offset - f.splitter.pendingBytes,
+    skipToNewline: f.splitter.discarding,
+    seenSize: f.seenSize,
+    state: f.end === 'orphan' ? 'orphan' : live ? 'live' : 'detached',
+    family: f.family,
+  };
+}
+
+/**
+ * The checkpoint's files of the patterns still followed, those at their paths first: they say what each
+ * path named, which detached files only fill in.
+ */
+export function filesToResume(state: FollowerState, sources: ReadonlySet<string>): FilePosition[] {
+  const rank = { live: 0, detached: 1, orphan: 2 } as const;
+  return state.files.filter((e) => sources.has(e.source)).sort((a, b) => rank[a.state] - rank[b.state]);
+}
+
+/** A checkpoint entry's file found again. */
+export interface Reopened {
+  fh: FileHandle;
+  path: string;
+}
+
+/**
+ * The file of a checkpoint entry: the same inode at its path (whatever its content now: the first read
+ * finds out whether it was truncated), else a file beside it with the same inode and the same first
+ * bytes (renamed while stopped). Failing that, the same inode under a rotated name of its family with
+ * other first bytes: truncated in place and then renamed (copytruncate, then a rename rotation); the
+ * first read handles it as a truncation, recovering from the copy what was not read.
+ */
+export async function findCheckpointed(e: FilePosition, scratch: Buffer): Promise<Reopened | 'unopenable' | undefined> {
+  const here = await stat(e.path).catch(() => undefined);
+  if (here?.isFile() && identity(here) === e.key) {
+    const fh = await open(e.path, 'r').catch(() => undefined);
+    if (fh === undefined) return 'unopenable';
+    const now = await fh.stat().catch(() => undefined);
+    if (now !== undefined && identity(now) === e.key) return { fh, path: e.path };
+    await fh.close().catch(() => undefined);
+  }
+  const dirs = new Set([dirname(e.path), ...(e.family === undefined ? [] : [e.family.dir])]);
+  const base = e.state === 'orphan' ? undefined : (e.family?.base ?? basename(e.path));
+  let rewritten: Reopened | undefined;
+  for (const dir of dirs) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names.sort()) {
+      const path = join(dir, name);
+      if (path === e.path) continue;
+      // stat first: opening a FIFO for reading would block until it has a writer.
+      const st = await stat(path).catch(() => undefined);
+      if (st === undefined || !st.isFile() || identity(st) !== e.key) continue;
+      const fh = await open(path, 'r').catch(() => undefined);
+      if (fh === undefined) continue;
+      try {
+        const now = await fh.stat();
+        const head = await readHead(fh, scratch);
+        if (identity(now) === e.key && sameStart(head, e.head)) {
+          await rewritten?.fh.close().catch(() => undefined);
+          return { fh, path };
+        }
+        if (identity(now) === e.key && rewritten === undefined && base !== undefined && isCopyName(name, base)) {
+          rewritten = { fh, path };
+          continue;
+        }
+      } catch {
+        // Gone or unreadable meanwhile: not this one.
+      }
+      await fh.close().catch(() => undefined);
+    }
+  }
+  return rewritten;
+}
+
+/** A checkpoint entry's file, found again, followed on from its checkpointed offset. */
+export async function resumedFollowed(e: FilePosition, found: Reopened, savedAtMs: number, splitter: LineSplitter): Promise<Followed> {
+  const f = newFollowed({
+    key: e.key,
+    path: e.state === 'orphan' ? found.path : e.path,
+    source: e.source,
+    fh: found.fh,
+    family: e.state === 'orphan' ? undefined : (e.family ?? (await familyOf(e.path)) ?? { dir: dirname(e.path), base: basename(e.path) }),
+    offset: e.offset,
+    head: keep(e.head),
+    size: Math.max(e.seenSize, e.offset),
+    checkedAtMs: savedAtMs,
+    capCheck: true,
+    end: e.state === 'orphan' ? 'orphan' : undefined,
+    splitter,
+  });
+  if (e.skipToNewline) f.splitter.skipToNextLine();
+  return f;
+}
