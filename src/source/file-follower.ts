@@ -4,11 +4,12 @@ import fg from 'fast-glob';
 import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
-import { FINGERPRINT_BYTES, KnownFiles, identity, keep, looksBinary, readHead, sameStart } from './file-identity.js';
+import { FINGERPRINT_BYTES, KnownFiles, identity, keep, readHead, sameStart } from './file-identity.js';
 import { filesToResume, findCheckpointed, positionOf, resumedFollowed, type FollowerState, type ResumeFrom } from './follower-resume.js';
 import { nextLineStart, startOfLastLine } from './line-start.js';
 import { newFollowed, type Followed } from './followed-file.js';
-import { familyOf, isGenerationName, probeSiblings, type Family, type Sibling } from './rotation-family.js';
+import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-recovery.js';
+import { familyOf, probeSiblings, type Sibling } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
 export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.js';
@@ -29,11 +30,6 @@ export interface FollowOptions {
 const DEFAULT_POLL_INTERVAL_MS = 250;
 const DEFAULT_READ_CHUNK_BYTES = 1 << 20;
 const DEFAULT_MAX_READ_BYTES_PER_POLL = 64 << 20;
-/**
- * A generation rotated away unseen was written after the last poll that saw the path; its mtime is
- * compared with that poll's time less this slack (filesystem timestamps come from a coarse clock).
- */
-const MTIME_SLACK_MS = 1000;
 /** Paths remembered with what they last named; a bound against globs over ever-new names. */
 const MAX_REMEMBERED_PATHS = 4096;
 
@@ -51,17 +47,6 @@ interface PathState {
   atMs: number;
   /** That file was deleted and let go of with nothing at the path: a file appearing there is a recreate. */
   deleted: boolean;
-}
-
-/** Where generations rotated away unseen are looked for, on behalf of which path and source. */
-interface GenerationScan {
-  family: Family;
-  source: string;
-  path: string;
-  /** When the path last named a file already read: a generation was written after this. */
-  sinceMs: number;
-  /** Starts of content read or about to be read: siblings starting the same way are copies of it. */
-  heads: Buffer[];
 }
 
 /** A path to look at this poll, and the pattern that produced it. */
@@ -463,7 +448,7 @@ export class FileFollower {
       if (!fromEnd) await this.followMoved(seen, v, now);
       return;
     }
-    if (!fromEnd) offset = this.startOffset(key, head, size, checkCopies);
+    if (!fromEnd) offset = startOffset({ key, head, size }, checkCopies, this.known, this.followed.values());
     const f = newFollowed({
       key,
       path: v.path,
@@ -514,7 +499,7 @@ export class FileFollower {
       source: v.source,
       fh: s.fh,
       family,
-      offset: this.startOffset(key, s.head, s.size, true),
+      offset: startOffset({ key, head: s.head, size: s.size }, true, this.known, this.followed.values()),
       head: s.head,
       size: s.size,
       checkedAtMs: now,
@@ -525,33 +510,6 @@ export class FileFollower {
     this.notePath(v.path, key, now);
     this.emit(() => this.events.opened?.(v.source, s.path));
     await this.readFile(f);
-  }
-
-  /**
-   * Where to start reading a file not followed yet (and not at startup): where it was let go of, if it was
-   * read before (a symlink switched back, a file renamed out of the glob and back); at its end if it is a
-   * copy of a followed file (copytruncate's, in a glob's reach); else at its start.
-   */
-  private startOffset(key: string, head: Buffer, size: number, checkCopies: boolean): number {
-    const known = this.known.offsetOf(key, head, size);
-    this.known.forget(key);
-    if (known !== undefined) return known;
-    return checkCopies && this.isCopyOfFollowed(head, size) ? size : 0;
-  }
-
-  /**
-   * A new file that starts like a followed file still at its path and is at least as long as that file
-   * was when this poll began: a copy of content already read or being read (copytruncate's copy, in a
-   * glob's reach), with no new lines. A followed file shorter than the fingerprint is weaker evidence:
-   * the copy must then also be no longer than that file is.
-   */
-  private isCopyOfFollowed(head: Buffer, size: number): boolean {
-    if (size === 0) return false;
-    for (const f of this.followed.values()) {
-      if (f.end !== undefined || f.head.length === 0 || size < f.floor || !sameStart(head, f.head)) continue;
-      if (f.head.length >= FINGERPRINT_BYTES || size <= f.seenSize) return true;
-    }
-    return false;
   }
 
   /**
@@ -661,8 +619,8 @@ export class FileFollower {
     const kept = new Set<Sibling>();
     try {
       // Copies of the old content (same start); the longest one holding bytes not read yet fills the gap.
-      const copies = siblings.filter((s) => this.isCopyOf(s, f));
-      const copy = copies.reduce<Sibling | undefined>((best, s) => (s.size > f.offset && (best === undefined || s.size > best.size) ? s : best), undefined);
+      const copies = siblings.filter((s) => isCopyOf(s, f.head));
+      const copy = gapSource(copies, f.offset);
       let recoveredTo = f.offset;
       if (copy !== undefined && copy.size > f.offset) {
         kept.add(copy);
@@ -704,26 +662,9 @@ export class FileFollower {
     }
   }
 
-  /**
-   * Generations that were at a path only between two polls (two rotations in one poll): a sibling named
-   * like a rotated file of the path, never read, written since the path was last seen, not a copy of
-   * content read, not compressed. Also the unread end of a generation read before (a writer that kept
-   * writing after the rotation). Read oldest first. Files a pattern matches are left to the normal path.
-   */
+  /** Reads the generations among the siblings that rotated away unseen (see generationsToRead). */
   private async readGenerations(scan: GenerationScan, kind: RotationKind, siblings: Sibling[], kept: Set<Sibling>): Promise<void> {
-    const todo: Array<{ s: Sibling; from: number }> = [];
-    for (const s of siblings) {
-      if (!isGenerationName(s.name, scan.family.base) || this.followed.has(s.key) || this.visible.has(s.key)) continue;
-      if (s.size > 0 && scan.heads.some((h) => h.length > 0 && sameStart(s.head, h))) continue;
-      const known = this.known.offsetOf(s.key, s.head, s.size);
-      if (known !== undefined) {
-        if (s.size > known) todo.push({ s, from: known });
-        continue;
-      }
-      if (s.size === 0 || s.mtimeMs < scan.sinceMs - MTIME_SLACK_MS || looksBinary(s.head)) continue;
-      todo.push({ s, from: 0 });
-    }
-    todo.sort((a, b) => a.s.mtimeMs - b.s.mtimeMs);
+    const todo = generationsToRead(scan, siblings, (key) => this.followed.has(key) || this.visible.has(key), this.known);
     // Stopping does not cut this short: each generation is registered (and reads stop at once), so the
     // final checkpoint holds them all.
     for (const { s, from } of todo) {
@@ -769,11 +710,6 @@ export class FileFollower {
     });
     this.followed.set(o.key, o);
     await this.readFile(o);
-  }
-
-  /** A sibling starting like the content `f` was reading: a copy of it (only its head is compared). */
-  private isCopyOf(s: Sibling, f: Followed): boolean {
-    return f.head.length > 0 && s.size > 0 && sameStart(s.head, f.head);
   }
 
   private newSplitter(source: string): LineSplitter {
