@@ -1,6 +1,4 @@
-import type { Stats } from 'node:fs';
 import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
-import fg from 'fast-glob';
 import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
@@ -9,6 +7,7 @@ import { filesToResume, findCheckpointed, positionOf, resumedFollowed, type Foll
 import { nextLineStart, startOfLastLine } from './line-start.js';
 import { newFollowed, type Followed } from './followed-file.js';
 import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-recovery.js';
+import { expand, locate, type ReportProblem, type Visible } from './pattern-scan.js';
 import { familyOf, probeSiblings, type Sibling } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
@@ -33,34 +32,12 @@ const DEFAULT_MAX_READ_BYTES_PER_POLL = 64 << 20;
 /** Paths remembered with what they last named; a bound against globs over ever-new names. */
 const MAX_REMEMBERED_PATHS = 4096;
 
-const GLOB_OPTIONS = {
-  onlyFiles: true,
-  dot: true,
-  followSymbolicLinks: true,
-  suppressErrors: true,
-  unique: true,
-} as const;
-
 /** What a path named when a poll last confirmed it. */
 interface PathState {
   key: string;
   atMs: number;
   /** That file was deleted and let go of with nothing at the path: a file appearing there is a recreate. */
   deleted: boolean;
-}
-
-/** A path to look at this poll, and the pattern that produced it. */
-interface Candidate {
-  path: string;
-  source: string;
-  /** Named directly in the config (not a glob match), so its absence is a problem. */
-  literal: boolean;
-}
-
-/** A regular file seen this poll. */
-interface Visible {
-  path: string;
-  source: string;
 }
 
 interface Problem {
@@ -217,7 +194,8 @@ export class FileFollower {
         await this.resumeFrom(resume);
         this.pendingResume = undefined;
       }
-      const { visible, missing } = await this.locate(await this.expand());
+      const candidates = await expand(this.opts.patterns, this.problem, (pattern) => this.follows((f) => f.source === pattern));
+      const { visible, missing } = await locate(candidates, this.problem);
       this.visible = visible;
       for (const f of this.followed.values()) {
         f.floor = f.seenSize;
@@ -284,64 +262,6 @@ export class FileFollower {
       this.followed.set(f.key, f);
       this.emit(() => this.events.resumed?.(e.source, found.path, outcome, e.offset));
     }
-  }
-
-  /** Expands the patterns into paths; a path is claimed by the first pattern that yields it. */
-  private async expand(): Promise<Map<string, Candidate>> {
-    const candidates = new Map<string, Candidate>();
-    for (const pattern of this.opts.patterns) {
-      if (!fg.isDynamicPattern(pattern)) {
-        if (!candidates.has(pattern)) candidates.set(pattern, { path: pattern, source: pattern, literal: true });
-        continue;
-      }
-      let paths: string[];
-      try {
-        paths = await fg(pattern, GLOB_OPTIONS);
-      } catch (err) {
-        this.problem(`pattern:${pattern}`, pattern, fsErrorReason(err), `${pattern}: ${errorMessage(err)}`);
-        continue;
-      }
-      // Mid-rotation the only match may be renamed away while still followed: not a problem yet.
-      if (paths.length === 0 && !this.follows((f) => f.source === pattern)) {
-        this.problem(`pattern:${pattern}`, pattern, 'not_found', `no file matches ${pattern}`);
-      }
-      for (const path of paths.sort()) {
-        if (!candidates.has(path)) candidates.set(path, { path, source: pattern, literal: false });
-      }
-    }
-    return candidates;
-  }
-
-  /**
-   * Stats the candidates; returns the regular files among them by identity, and the configured paths
-   * that are missing (a problem unless their file is still being drained after a rename).
-   */
-  private async locate(
-    candidates: Map<string, Candidate>,
-  ): Promise<{ visible: Map<string, Visible>; missing: Array<Candidate & { detail: string }> }> {
-    const visible = new Map<string, Visible>();
-    const missing: Array<Candidate & { detail: string }> = [];
-    for (const c of candidates.values()) {
-      let st: Stats;
-      try {
-        st = await stat(c.path);
-      } catch (err) {
-        const reason = fsErrorReason(err);
-        // A glob match gone since listing is not a problem.
-        if (reason === 'not_found' && !c.literal) continue;
-        if (reason === 'not_found') missing.push({ ...c, detail: `${c.path}: ${errorMessage(err)}` });
-        else this.problem(`file:${c.path}`, c.source, reason, `${c.path}: ${errorMessage(err)}`);
-        continue;
-      }
-      if (!st.isFile()) {
-        this.problem(`file:${c.path}`, c.source, 'read_error', `${c.path}: not a regular file`);
-        continue;
-      }
-      const key = identity(st);
-      // Two paths to one file (hard or symbolic link): read it once.
-      if (!visible.has(key)) visible.set(key, { path: c.path, source: c.source });
-    }
-    return { visible, missing };
   }
 
   /** A followed file still matched by a pattern (maybe under a new name, after a rename within the glob). */
@@ -727,9 +647,10 @@ export class FileFollower {
     return false;
   }
 
-  private problem(key: string, source: string, reason: SourceErrorReason, detail: string): void {
+  /** An arrow property, so the pattern scan can be handed it as it is. */
+  private readonly problem: ReportProblem = (key, source, reason, detail) => {
     if (!this.problems.has(key)) this.problems.set(key, { source, reason, detail });
-  }
+  };
 
   /** Reports problems that are new or changed since the last poll; ones that went away are forgotten. */
   private publishProblems(): void {

@@ -1,0 +1,94 @@
+// Which regular files the follower's patterns name this poll: globs expanded, paths stat'ed, problems reported.
+import type { Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import fg from 'fast-glob';
+import type { SourceErrorReason } from './line-sink.js';
+import { errorMessage, fsErrorReason } from './fs-error-reason.js';
+import { identity } from './file-identity.js';
+
+const GLOB_OPTIONS = {
+  onlyFiles: true,
+  dot: true,
+  followSymbolicLinks: true,
+  suppressErrors: true,
+  unique: true,
+} as const;
+
+/** Notes a problem about `key` (a pattern or a path); the first one noted per key and poll counts. */
+export type ReportProblem = (key: string, source: string, reason: SourceErrorReason, detail: string) => void;
+
+/** A path to look at this poll, and the pattern that produced it. */
+export interface Candidate {
+  path: string;
+  source: string;
+  /** Named directly in the config (not a glob match), so its absence is a problem. */
+  literal: boolean;
+}
+
+/** A regular file seen this poll. */
+export interface Visible {
+  path: string;
+  source: string;
+}
+
+/**
+ * Expands the patterns into paths; a path is claimed by the first pattern that yields it. A glob that
+ * matches nothing is a problem unless a file of it is still followed.
+ */
+export async function expand(patterns: string[], problem: ReportProblem, stillFollowed: (pattern: string) => boolean): Promise<Map<string, Candidate>> {
+  const candidates = new Map<string, Candidate>();
+  for (const pattern of patterns) {
+    if (!fg.isDynamicPattern(pattern)) {
+      if (!candidates.has(pattern)) candidates.set(pattern, { path: pattern, source: pattern, literal: true });
+      continue;
+    }
+    let paths: string[];
+    try {
+      paths = await fg(pattern, GLOB_OPTIONS);
+    } catch (err) {
+      problem(`pattern:${pattern}`, pattern, fsErrorReason(err), `${pattern}: ${errorMessage(err)}`);
+      continue;
+    }
+    // Mid-rotation the only match may be renamed away while still followed: not a problem yet.
+    if (paths.length === 0 && !stillFollowed(pattern)) {
+      problem(`pattern:${pattern}`, pattern, 'not_found', `no file matches ${pattern}`);
+    }
+    for (const path of paths.sort()) {
+      if (!candidates.has(path)) candidates.set(path, { path, source: pattern, literal: false });
+    }
+  }
+  return candidates;
+}
+
+/**
+ * Stats the candidates; returns the regular files among them by identity, and the configured paths
+ * that are missing (a problem unless their file is still being drained after a rename).
+ */
+export async function locate(
+  candidates: Map<string, Candidate>,
+  problem: ReportProblem,
+): Promise<{ visible: Map<string, Visible>; missing: Array<Candidate & { detail: string }> }> {
+  const visible = new Map<string, Visible>();
+  const missing: Array<Candidate & { detail: string }> = [];
+  for (const c of candidates.values()) {
+    let st: Stats;
+    try {
+      st = await stat(c.path);
+    } catch (err) {
+      const reason = fsErrorReason(err);
+      // A glob match gone since listing is not a problem.
+      if (reason === 'not_found' && !c.literal) continue;
+      if (reason === 'not_found') missing.push({ ...c, detail: `${c.path}: ${errorMessage(err)}` });
+      else problem(`file:${c.path}`, c.source, reason, `${c.path}: ${errorMessage(err)}`);
+      continue;
+    }
+    if (!st.isFile()) {
+      problem(`file:${c.path}`, c.source, 'read_error', `${c.path}: not a regular file`);
+      continue;
+    }
+    const key = identity(st);
+    // Two paths to one file (hard or symbolic link): read it once.
+    if (!visible.has(key)) visible.set(key, { path: c.path, source: c.source });
+  }
+  return { visible, missing };
+}
