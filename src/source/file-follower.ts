@@ -2,10 +2,10 @@ import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
-import { FINGERPRINT_BYTES, KnownFiles, identity, keep, readHead, sameStart } from './file-identity.js';
+import { FINGERPRINT_BYTES, KnownFiles, identity, keep, readHead } from './file-identity.js';
 import { filesToResume, findCheckpointed, positionOf, resumedFollowed, type FollowerState, type ResumeFrom } from './follower-resume.js';
 import { nextLineStart, startOfLastLine } from './line-start.js';
-import { newFollowed, type Followed } from './followed-file.js';
+import { accept, newFollowed, wasReplaced, type Followed, type Probe } from './followed-file.js';
 import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-recovery.js';
 import { expand, locate, type ReportProblem, type Visible } from './pattern-scan.js';
 import { familyOf, probeSiblings, type Sibling } from './rotation-family.js';
@@ -44,13 +44,6 @@ interface Problem {
   source: string;
   reason: SourceErrorReason;
   detail: string;
-}
-
-/** What one probe of a followed file found: its size, mtime and fingerprint (maybe a view of the scratch buffer). */
-interface Probe {
-  size: number;
-  mtimeMs: number;
-  head: Buffer;
 }
 
 type DrainResult = 'eof' | 'more' | 'error';
@@ -440,8 +433,8 @@ export class FileFollower {
   private async readFile(f: Followed): Promise<DrainResult> {
     const before = await this.probe(f);
     if (before === undefined) return 'error';
-    if (this.wasReplaced(f, before)) await this.restart(f, before);
-    else this.accept(f, before);
+    if (wasReplaced(f, before)) await this.restart(f, before);
+    else accept(f, before);
     let budget = this.maxReadBytesPerPoll;
     try {
       if (f.capCheck) {
@@ -454,14 +447,14 @@ export class FileFollower {
         budget -= bytesRead;
         const after = await this.probe(f);
         if (after === undefined) return 'error';
-        if (this.wasReplaced(f, after)) {
+        if (wasReplaced(f, after)) {
           // Truncated while the chunk was read: the chunk is old content if the new content is too short
           // to have supplied it; otherwise it is dropped (the copy, if any, holds the old bytes).
           if (after.size < f.offset + bytesRead) this.take(f, bytesRead);
           await this.restart(f, after);
           continue;
         }
-        this.accept(f, after);
+        accept(f, after);
         this.take(f, bytesRead);
       }
     } catch (err) {
@@ -509,17 +502,6 @@ export class FileFollower {
       this.problem(`read:${f.path}`, f.source, 'read_error', `${f.path}: ${errorMessage(err)}`);
       return undefined;
     }
-  }
-
-  /** Logs only grow: shrinking, or a different start, means the content was replaced in place. */
-  private wasReplaced(f: Followed, p: Probe): boolean {
-    return p.size < f.seenSize || !sameStart(p.head, f.head);
-  }
-
-  private accept(f: Followed, p: Probe): void {
-    if (p.head.length > f.head.length) f.head = keep(p.head);
-    if (p.size > f.seenSize) f.seenSize = p.size;
-    f.mtimeMs = p.mtimeMs;
   }
 
   /**

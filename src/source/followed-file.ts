@@ -1,5 +1,6 @@
 // One file the follower has open: which file it is, how far it was read, and where it stands in a rotation.
 import type { FileHandle } from 'node:fs/promises';
+import { keep, sameStart } from './file-identity.js';
 import type { RotationKind } from './line-sink.js';
 import type { LineSplitter } from './line-splitter.js';
 import type { Family } from './rotation-family.js';
@@ -75,4 +76,23 @@ export function newFollowed(init: {
     readThisPoll: 0,
     capCheck: init.capCheck,
   };
+}
+
+/** What one probe of a followed file found: its size, mtime and fingerprint (maybe a view of the scratch buffer). */
+export interface Probe {
+  size: number;
+  mtimeMs: number;
+  head: Buffer;
+}
+
+/** Logs only grow: shrinking, or a different start, means the content was replaced in place. */
+export function wasReplaced(f: Followed, p: Probe): boolean {
+  return p.size < f.seenSize || !sameStart(p.head, f.head);
+}
+
+/** Takes what a probe found of a file still holding the same content: a longer fingerprint, a larger size. */
+export function accept(f: Followed, p: Probe): void {
+  if (p.head.length > f.head.length) f.head = keep(p.head);
+  if (p.size > f.seenSize) f.seenSize = p.size;
+  f.mtimeMs = p.mtimeMs;
 }
