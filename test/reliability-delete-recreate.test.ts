@@ -3,12 +3,10 @@
 // drained through the descriptor the follower holds, then closed so its disk space is released; the
 // new file is read from its start, never from the old file's offset.
 import { unlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFollower } from '../src/source/file-follower.js';
-import { SeqSink, SeqWriter, fdsInto, seqBlock, sleep, startChildWriter, waitFor } from './helpers/sequence-log.js';
+import { describe, expect, it } from 'vitest';
+import { followerFixture } from './helpers/follower-fixture.js';
+import { fdsInto, seqBlock, sleep, startChildWriter, waitFor } from './helpers/sequence-log.js';
 
 const PATTERNS = {
   literal: (dir: string) => join(dir, 'app.log'),
@@ -16,28 +14,10 @@ const PATTERNS = {
 } as const;
 
 describe.each(Object.entries(PATTERNS))('delete and recreate, pattern: %s', (name, patternFor) => {
-  let dir: string;
-  let path: string;
-  let sink: SeqSink;
-  let follower: FileFollower;
-  let w: SeqWriter;
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'zpe-delete-'));
-    path = join(dir, 'app.log');
-    sink = new SeqSink();
-    w = new SeqWriter(path);
-    follower = new FileFollower({ patterns: [patternFor(dir)], maxLineBytes: 4096, pollIntervalMs: 60_000, startAt: 'start' }, sink, sink);
-    await follower.start();
-  });
-  afterEach(async () => {
-    await follower.stop();
-    w.close();
-    expect(fdsInto(dir)).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const fx = followerFixture({ prefix: 'zpe-delete-', pattern: patternFor, started: true, checkFds: true });
 
   it('delete, late writes to the deleted file, recreate: all within one poll', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(40);
     await follower.pollOnce();
     w.write(10);
@@ -53,6 +33,7 @@ describe.each(Object.entries(PATTERNS))('delete and recreate, pattern: %s', (nam
   });
 
   it('the recreated file is larger than the old offset: read from its start, not from the old offset', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(20);
     await follower.pollOnce();
     unlinkSync(path);
@@ -64,6 +45,7 @@ describe.each(Object.entries(PATTERNS))('delete and recreate, pattern: %s', (nam
   });
 
   it('deleted for a while: drained, closed within two idle polls, reported missing once, recreated later', async () => {
+    const { dir, path, sink, w, follower } = fx;
     w.write(10);
     await follower.pollOnce();
     unlinkSync(path);
@@ -83,6 +65,7 @@ describe.each(Object.entries(PATTERNS))('delete and recreate, pattern: %s', (nam
   });
 
   it('a deleted file whose last line has no newline delivers it when let go of', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(3);
     await follower.pollOnce();
     w.raw(seqBlock(4, 4).trimEnd()); // no newline: the writer died mid-way
@@ -96,6 +79,7 @@ describe.each(Object.entries(PATTERNS))('delete and recreate, pattern: %s', (nam
   });
 
   it('recreated starting with the same line as the deleted file, which still gets late lines', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(1);
     await follower.pollOnce();
     unlinkSync(path);
@@ -112,37 +96,31 @@ describe.each(Object.entries(PATTERNS))('delete and recreate, pattern: %s', (nam
 });
 
 describe('delete and recreate, free-running', () => {
+  const fx = followerFixture({ prefix: 'zpe-delete-run-', writer: false });
+
   it('a child process that deletes and recreates its own log every ~40 ms, writing to the deleted file in between', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'zpe-delete-run-'));
-    const path = join(dir, 'app.log');
-    const sink = new SeqSink();
-    const follower = new FileFollower({ patterns: [path], maxLineBytes: 4096, pollIntervalMs: 5, startAt: 'start' }, sink, sink);
-    await follower.start(); // the path is missing until the writer starts: reported once, then picked up
+    const { path, sink } = fx;
+    const follower = await fx.follow({ pollIntervalMs: 5 }); // the path is missing until the writer starts: reported once, then picked up
     const writer = await startChildWriter(path, { linesPerMs: 2, mode: 'self-delete', everyMs: 40 });
-    try {
-      await sleep(1200);
-      const { last, files } = await writer.stop();
-      await waitFor(() => sink.distinct >= last, 3000).catch(() => undefined); // the audit below says what is missing
-      await sleep(30);
-      await follower.pollOnce();
-      const { missing, duplicated } = sink.audit(last);
-      expect(duplicated).toEqual([]);
-      expect(sink.garbled).toEqual([]);
-      // A file the follower opened is read to its end, even after it is deleted. The only loss possible is a
-      // file created, written, deleted and closed by its writer entirely between two polls (under load, a
-      // poll can come late): gone from the filesystem before anyone could open it. So loss is of whole files.
-      const lost = new Set(missing);
-      const partlyLost = files.filter(([a, b]) => b >= a && [...range(a, b)].some((n) => lost.has(n)) && [...range(a, b)].some((n) => !lost.has(n)));
-      expect(partlyLost).toEqual([]);
-      const wholeLost = files.filter(([a, b]) => b >= a && lost.has(a));
-      expect(missing.length).toBe(wholeLost.reduce((sum, [a, b]) => sum + b - a + 1, 0));
-      expect(wholeLost.length).toBeLessThanOrEqual(files.length / 4);
-      expect(files.length).toBeGreaterThan(15);
-      expect(last).toBeGreaterThan(1000);
-    } finally {
-      await follower.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
+    await sleep(1200);
+    const { last, files } = await writer.stop();
+    await waitFor(() => sink.distinct >= last, 3000).catch(() => undefined); // the audit below says what is missing
+    await sleep(30);
+    await follower.pollOnce();
+    const { missing, duplicated } = sink.audit(last);
+    expect(duplicated).toEqual([]);
+    expect(sink.garbled).toEqual([]);
+    // A file the follower opened is read to its end, even after it is deleted. The only loss possible is a
+    // file created, written, deleted and closed by its writer entirely between two polls (under load, a
+    // poll can come late): gone from the filesystem before anyone could open it. So loss is of whole files.
+    const lost = new Set(missing);
+    const partlyLost = files.filter(([a, b]) => b >= a && [...range(a, b)].some((n) => lost.has(n)) && [...range(a, b)].some((n) => !lost.has(n)));
+    expect(partlyLost).toEqual([]);
+    const wholeLost = files.filter(([a, b]) => b >= a && lost.has(a));
+    expect(missing.length).toBe(wholeLost.reduce((sum, [a, b]) => sum + b - a + 1, 0));
+    expect(wholeLost.length).toBeLessThanOrEqual(files.length / 4);
+    expect(files.length).toBeGreaterThan(15);
+    expect(last).toBeGreaterThan(1000);
   });
 });
 

@@ -4,13 +4,11 @@
 // a glob also matches the copy. The only loss left is logrotate's own: lines written between the end
 // of the copy and the truncation are in neither file.
 import { copyFileSync, existsSync, ftruncateSync, readFileSync, readdirSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFollower, type FollowOptions } from '../src/source/file-follower.js';
-import { SeqSink, SeqWriter, fdsInto, seqLine, sleep, startChildWriter, waitFor } from './helpers/sequence-log.js';
+import { describe, expect, it } from 'vitest';
+import { followerFixture } from './helpers/follower-fixture.js';
+import { seqLine, sleep, startChildWriter, waitFor } from './helpers/sequence-log.js';
 
 /** Shifts NAME.k → NAME.k+1 (oldest first), then copies NAME to NAME.1; returns the copy's path. */
 function copyAside(path: string, name: (k: number) => string): string {
@@ -28,40 +26,16 @@ const LAYOUTS = {
 } as const;
 
 describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
-  let dir: string;
-  let path: string;
-  let sink: SeqSink;
-  let follower: FileFollower;
-  let w: SeqWriter;
+  const fx = followerFixture({ prefix: 'zpe-copytrunc-', pattern: layout.pattern, checkFds: true });
   const copytruncate = (): string => {
-    const copy = copyAside(path, layout.copy(dir));
-    ftruncateSync(w.current, 0);
+    const copy = copyAside(fx.path, layout.copy(fx.dir));
+    ftruncateSync(fx.w.current, 0);
     return copy;
   };
-  const follow = async (opts: Partial<FollowOptions> = {}): Promise<void> => {
-    follower = new FileFollower(
-      { patterns: [layout.pattern(dir)], maxLineBytes: 4096, pollIntervalMs: 60_000, startAt: 'start', ...opts },
-      sink,
-      sink,
-    );
-    await follower.start();
-  };
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'zpe-copytrunc-'));
-    path = join(dir, 'app.log');
-    sink = new SeqSink();
-    w = new SeqWriter(path);
-  });
-  afterEach(async () => {
-    await follower.stop();
-    w.close();
-    expect(fdsInto(dir)).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
-  });
 
   it('recovers the lines written after the last poll from the copy', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     w.write(100);
     await follower.pollOnce();
     w.write(37); // not read yet when the file is truncated
@@ -77,7 +51,8 @@ describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
   });
 
   it('nothing to recover when every line was read before the copy', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     w.write(50);
     await follower.pollOnce();
     copytruncate();
@@ -89,7 +64,8 @@ describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
   });
 
   it('a poll between the copy and the truncation reads on from the file, not the copy', async () => {
-    await follow();
+    const { dir, path, sink, w } = fx;
+    const follower = await fx.follow();
     w.write(50);
     await follower.pollOnce();
     w.write(10);
@@ -104,7 +80,8 @@ describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
   });
 
   it('truncated and regrown past its old size within one poll (size alone cannot tell)', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     w.write(30);
     await follower.pollOnce();
     w.write(10);
@@ -116,7 +93,8 @@ describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
   });
 
   it('two copytruncates inside one poll: the gap from the first copy, the second generation whole', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     w.write(20);
     await follower.pollOnce();
     w.write(10);
@@ -130,7 +108,8 @@ describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
   });
 
   it('a copytruncate every poll, many times over', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     for (let i = 0; i < 15; i++) {
       w.write(11);
       await follower.pollOnce();
@@ -144,7 +123,8 @@ describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
   });
 
   it('a read limited by the per-poll budget is completed from the copy', async () => {
-    await follow({ maxReadBytesPerPoll: 512, readChunkBytes: 128 });
+    const { sink, w } = fx;
+    const follower = await fx.follow({ maxReadBytesPerPoll: 512, readChunkBytes: 128 });
     w.write(200); // ~6 KiB: takes a dozen polls at 512 bytes each
     await follower.pollOnce();
     copytruncate();
@@ -156,30 +136,11 @@ describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
 });
 
 describe('copytruncate without a readable copy', () => {
-  let dir: string;
-  let path: string;
-  let sink: SeqSink;
-  let follower: FileFollower;
-  let w: SeqWriter;
-  const follow = async (opts: Partial<FollowOptions> = {}): Promise<void> => {
-    follower = new FileFollower({ patterns: [path], maxLineBytes: 4096, pollIntervalMs: 60_000, startAt: 'start', ...opts }, sink, sink);
-    await follower.start();
-  };
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'zpe-copytrunc-'));
-    path = join(dir, 'app.log');
-    sink = new SeqSink();
-    w = new SeqWriter(path);
-  });
-  afterEach(async () => {
-    await follower.stop();
-    w.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const fx = followerFixture({ prefix: 'zpe-copytrunc-' });
 
   it('a plain truncate reports the bytes it had seen and could not read as skipped, exactly', async () => {
-    await follow({ maxReadBytesPerPoll: 1024, readChunkBytes: 256 });
+    const { path, sink, w } = fx;
+    const follower = await fx.follow({ maxReadBytesPerPoll: 1024, readChunkBytes: 256 });
     w.write(100); // ~3 KiB
     await follower.pollOnce(); // reads 1024 bytes, sees the whole size
     const size = readFileSync(path).length;
@@ -198,7 +159,8 @@ describe('copytruncate without a readable copy', () => {
   });
 
   it('a copy already compressed is not read as lines, and is not mistaken for the copy', async () => {
-    await follow();
+    const { dir, path, sink, w } = fx;
+    const follower = await fx.follow();
     w.write(40);
     await follower.pollOnce();
     writeFileSync(join(dir, 'app.log.1.gz'), gzipSync(readFileSync(path)));
@@ -212,54 +174,44 @@ describe('copytruncate without a readable copy', () => {
 });
 
 describe('copytruncate, free-running', () => {
+  const fx = followerFixture({ prefix: 'zpe-copytrunc-run-', writer: false });
+
   it.each([['literal'], ['glob']])(
     'a child process appending steadily, copytruncated every ~40 ms (%s pattern): only logrotate’s own window may be lost',
     async (kind) => {
-      const dir = await mkdtemp(join(tmpdir(), 'zpe-copytrunc-run-'));
-      const path = join(dir, 'app.log');
-      const sink = new SeqSink();
+      const { dir, path, sink } = fx;
       const writer = await startChildWriter(path, { linesPerMs: 2 });
-      const follower = new FileFollower(
-        { patterns: [kind === 'literal' ? path : join(dir, 'app.log*')], maxLineBytes: 4096, pollIntervalMs: 5, startAt: 'start' },
-        sink,
-        sink,
-      );
-      try {
-        await follower.start();
-        let rotations = 0;
-        const until = Date.now() + 1200;
-        while (Date.now() < until) {
-          await sleep(25 + (rotations % 3) * 10);
-          copyAside(path, (k) => `${path}.${k}`);
-          truncateSync(path, 0); // by path, like logrotate: the writer's O_APPEND descriptor follows to 0
-          rotations++;
-        }
-        const { last } = await writer.stop();
-        // Lines in no file at all: written between the end of a copy and its truncation (logrotate's window).
-        const inFiles = new Set<number>();
-        for (const name of readdirSync(dir)) {
-          for (const l of readFileSync(join(dir, name), 'utf8').split('\n')) {
-            const m = /^\{"seq":(\d+),/.exec(l);
-            if (m && l === seqLine(Number(m[1]))) inFiles.add(Number(m[1]));
-          }
-        }
-        const window = new Set<number>();
-        for (let n = 1; n <= last; n++) if (!inFiles.has(n)) window.add(n);
-        await waitFor(() => sink.distinct + window.size >= last, 5000).catch(() => undefined); // the audit below says what is missing
-        await sleep(30);
-        await follower.pollOnce();
-        const { missing, duplicated } = sink.audit(last);
-        expect(duplicated).toEqual([]);
-        // Every line that is in some file was delivered; a missing line can only be one logrotate lost.
-        expect(missing.filter((n) => !window.has(n))).toEqual([]);
-        // A copy can end inside a line being written: that fragment is delivered as one garbled line.
-        expect(sink.garbled.length).toBeLessThanOrEqual(rotations);
-        expect(last).toBeGreaterThan(1000);
-        expect(rotations).toBeGreaterThan(15);
-      } finally {
-        await follower.stop();
-        await rm(dir, { recursive: true, force: true });
+      const follower = await fx.follow({ patterns: [kind === 'literal' ? path : join(dir, 'app.log*')], pollIntervalMs: 5 });
+      let rotations = 0;
+      const until = Date.now() + 1200;
+      while (Date.now() < until) {
+        await sleep(25 + (rotations % 3) * 10);
+        copyAside(path, (k) => `${path}.${k}`);
+        truncateSync(path, 0); // by path, like logrotate: the writer's O_APPEND descriptor follows to 0
+        rotations++;
       }
+      const { last } = await writer.stop();
+      // Lines in no file at all: written between the end of a copy and its truncation (logrotate's window).
+      const inFiles = new Set<number>();
+      for (const name of readdirSync(dir)) {
+        for (const l of readFileSync(join(dir, name), 'utf8').split('\n')) {
+          const m = /^\{"seq":(\d+),/.exec(l);
+          if (m && l === seqLine(Number(m[1]))) inFiles.add(Number(m[1]));
+        }
+      }
+      const window = new Set<number>();
+      for (let n = 1; n <= last; n++) if (!inFiles.has(n)) window.add(n);
+      await waitFor(() => sink.distinct + window.size >= last, 5000).catch(() => undefined); // the audit below says what is missing
+      await sleep(30);
+      await follower.pollOnce();
+      const { missing, duplicated } = sink.audit(last);
+      expect(duplicated).toEqual([]);
+      // Every line that is in some file was delivered; a missing line can only be one logrotate lost.
+      expect(missing.filter((n) => !window.has(n))).toEqual([]);
+      // A copy can end inside a line being written: that fragment is delivered as one garbled line.
+      expect(sink.garbled.length).toBeLessThanOrEqual(rotations);
+      expect(last).toBeGreaterThan(1000);
+      expect(rotations).toBeGreaterThan(15);
     },
   );
 });

@@ -2,12 +2,10 @@
 // reopens, a new file appears at the path. Every sequence number must arrive exactly once, whether the
 // pattern is the literal path, a glob that also matches the rotated names, or a glob they leave.
 import { existsSync, renameSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFollower } from '../src/source/file-follower.js';
-import { SeqSink, SeqWriter, fdsInto, sleep, startChildWriter, waitFor } from './helpers/sequence-log.js';
+import { describe, expect, it } from 'vitest';
+import { followerFixture } from './helpers/follower-fixture.js';
+import { fdsInto, sleep, startChildWriter, waitFor } from './helpers/sequence-log.js';
 
 /** logrotate's numbered shift: NAME.k → NAME.k+1 (oldest first), then NAME → NAME.1. */
 function rotate(path: string): void {
@@ -24,28 +22,10 @@ const PATTERNS = {
 } as const;
 
 describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, patternFor) => {
-  let dir: string;
-  let path: string;
-  let sink: SeqSink;
-  let follower: FileFollower;
-  let w: SeqWriter;
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'zpe-rename-'));
-    path = join(dir, 'app.log');
-    sink = new SeqSink();
-    w = new SeqWriter(path);
-    follower = new FileFollower({ patterns: [patternFor(dir)], maxLineBytes: 4096, pollIntervalMs: 60_000, startAt: 'start' }, sink, sink);
-    await follower.start();
-  });
-  afterEach(async () => {
-    await follower.stop();
-    w.close();
-    expect(fdsInto(dir)).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const fx = followerFixture({ prefix: 'zpe-rename-', pattern: patternFor, started: true, checkFds: true });
 
   it('drains what the writer appends to the renamed file before it reopens', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(100);
     await follower.pollOnce();
     rotate(path);
@@ -62,6 +42,7 @@ describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, 
   });
 
   it('rename, late writes and reopen with no poll in between', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(10);
     await follower.pollOnce();
     w.write(10);
@@ -77,6 +58,7 @@ describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, 
   });
 
   it('two rotations inside one poll: the generation never seen at the path is read from its sibling', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(10);
     await follower.pollOnce();
     w.write(10);
@@ -93,6 +75,7 @@ describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, 
   });
 
   it('three rotations inside one poll, every generation still written late', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(10);
     await follower.pollOnce();
     rotate(path);
@@ -113,6 +96,7 @@ describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, 
   });
 
   it('a line cut in half by the rename is completed on the old file', async () => {
+    const { path, sink, w, follower } = fx;
     w.write(5);
     const half = w.startLine();
     await follower.pollOnce();
@@ -127,6 +111,7 @@ describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, 
   });
 
   it('many rotations, each seen by a poll, keep nothing open but the current file', async () => {
+    const { dir, path, sink, w, follower } = fx;
     for (let i = 0; i < 12; i++) {
       w.write(7);
       await follower.pollOnce();
@@ -146,40 +131,30 @@ describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, 
 });
 
 describe('rename rotation, free-running', () => {
+  const fx = followerFixture({ prefix: 'zpe-rename-run-', writer: false });
+
   it.each([['literal'], ['glob']])(
     'a child process appending steadily, rotated every ~30 ms and signalled to reopen (%s pattern)',
     async (kind) => {
-      const dir = await mkdtemp(join(tmpdir(), 'zpe-rename-run-'));
-      const path = join(dir, 'app.log');
-      const sink = new SeqSink();
+      const { dir, path, sink } = fx;
       const writer = await startChildWriter(path, { linesPerMs: 2 });
-      const follower = new FileFollower(
-        { patterns: [kind === 'literal' ? path : join(dir, 'app.log*')], maxLineBytes: 4096, pollIntervalMs: 5, startAt: 'start' },
-        sink,
-        sink,
-      );
-      try {
-        await follower.start();
-        let rotations = 0;
-        const until = Date.now() + 1200;
-        while (Date.now() < until) {
-          await sleep(20 + (rotations % 3) * 10);
-          if (!existsSync(path)) continue; // the writer has not reopened since the last rotation
-          rotate(path);
-          writer.hup();
-          rotations++;
-        }
-        const { last } = await writer.stop();
-        await waitFor(() => sink.distinct >= last, 5000).catch(() => undefined); // the audit below says what is missing
-        await sleep(30); // a few more polls: nothing may arrive twice late
-        await follower.pollOnce();
-        expect(last).toBeGreaterThan(1000);
-        expect(rotations).toBeGreaterThan(20);
-        sink.expectExactlyOnce(last);
-      } finally {
-        await follower.stop();
-        await rm(dir, { recursive: true, force: true });
+      const follower = await fx.follow({ patterns: [kind === 'literal' ? path : join(dir, 'app.log*')], pollIntervalMs: 5 });
+      let rotations = 0;
+      const until = Date.now() + 1200;
+      while (Date.now() < until) {
+        await sleep(20 + (rotations % 3) * 10);
+        if (!existsSync(path)) continue; // the writer has not reopened since the last rotation
+        rotate(path);
+        writer.hup();
+        rotations++;
       }
+      const { last } = await writer.stop();
+      await waitFor(() => sink.distinct >= last, 5000).catch(() => undefined); // the audit below says what is missing
+      await sleep(30); // a few more polls: nothing may arrive twice late
+      await follower.pollOnce();
+      expect(last).toBeGreaterThan(1000);
+      expect(rotations).toBeGreaterThan(20);
+      sink.expectExactlyOnce(last);
     },
   );
 });
