@@ -28,8 +28,16 @@ export async function readInput(
   }
   const fh = await openInput(path);
   try {
-    const stream = fh.createReadStream({ highWaterMark: READ_HIGH_WATER_MARK, autoClose: false });
-    await readInputStream(stream, opts, sink, source, path);
+    const head = Buffer.alloc(2);
+    const { bytesRead } = await fh.read(head, 0, 2, 0);
+    if (isGzip(head.subarray(0, bytesRead))) {
+      const stream = fh.createReadStream({ highWaterMark: READ_HIGH_WATER_MARK, autoClose: false });
+      await readInputStream(stream, opts, sink, source, path);
+      return;
+    }
+    const splitter = new LineSplitter(opts.maxLineBytes, sink, source);
+    await readPlain(fh, 0, undefined, splitter, path);
+    splitter.flush();
   } finally {
     await fh.close();
   }
@@ -51,15 +59,34 @@ export async function readFileRange(
   if (end === undefined || end > start) {
     const fh = await openInput(path);
     try {
-      const stream = fh.createReadStream({ start, ...(end === undefined ? {} : { end: end - 1 }), highWaterMark: READ_HIGH_WATER_MARK, autoClose: false });
-      for await (const chunk of stream as AsyncIterable<Buffer>) splitter.push(chunk);
-    } catch (err) {
-      throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
+      await readPlain(fh, start, end, splitter, path);
     } finally {
       await fh.close();
     }
   }
   splitter.flush();
+}
+
+/**
+ * Plain bytes [start, end) of an open file into the splitter, through one read buffer reused for the whole
+ * file. A stream hands out a new 1 MiB buffer per chunk; the ones that outlive two young-generation
+ * collections are only freed by a full one, and they held the peak RSS of `report` up by tens of MiB.
+ */
+async function readPlain(fh: FileHandle, start: number, end: number | undefined, splitter: LineSplitter, path: string): Promise<void> {
+  const buf = Buffer.allocUnsafe(READ_HIGH_WATER_MARK);
+  let at = start;
+  try {
+    for (;;) {
+      const want = end === undefined ? buf.length : Math.min(buf.length, end - at);
+      if (want <= 0) return;
+      const { bytesRead } = await fh.read(buf, 0, want, at);
+      if (bytesRead === 0) return;
+      at += bytesRead;
+      splitter.push(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead));
+    }
+  } catch (err) {
+    throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
+  }
 }
 
 /** The stream half of readInput: lines of a plain or gzip byte stream, flushed at its end. */
