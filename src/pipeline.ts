@@ -1,6 +1,6 @@
 // The engine: one line in → record → signals → window and counters. `serve` and `report` both feed
 // lines here, so the two can never compute different numbers from the same log.
-import { mergeMetricsState, metricsState, type MetricsState } from './checkpoint/checkpoint-state.js';
+import { mergeMetricsState, metricsState, type MetricsState } from './metrics/metrics-state.js';
 import type { Config } from './config/schema.js';
 import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';

@@ -5,7 +5,8 @@
 // after it. Window sketches are not kept: the window refills from the lines read after the restart.
 import { z } from 'zod';
 import type { ExporterMetrics } from '../metrics/exporter-metrics.js';
-import { GaugeFamily, HistogramFamily, type HistogramRow } from '../metrics/families.js';
+import { HistogramFamily, type HistogramRow } from '../metrics/families.js';
+import { metricsState, type MetricsState } from '../metrics/metrics-state.js';
 import type { FilePosition, FollowerState } from '../source/file-follower.js';
 
 export const CHECKPOINT_VERSION = 1;
@@ -91,66 +92,10 @@ export function takeCheckpoint(metrics: ExporterMetrics, files: FollowerState, n
   };
 }
 
-/** The metrics part of a checkpoint: also what a `report` worker thread sends back (structured-clone safe). */
-export type MetricsState = Pick<CheckpointJson, 'histogramBounds' | 'series' | 'histograms' | 'labelValues'>;
-
-/** Every series and label admission of `metrics`, as a deep copy in plain data. */
-export function metricsState(metrics: ExporterMetrics): MetricsState {
-  const series: CheckpointJson['series'] = {};
-  const histograms: CheckpointJson['histograms'] = {};
-  for (const family of metrics.families()) {
-    if (family instanceof HistogramFamily) {
-      histograms[family.name] = family.entries().map((r) => ({ labels: [...r.labels], counts: [...r.counts], sum: r.sum, count: r.count }));
-    } else {
-      series[family.name] = family.entries().map(([labels, value]) => [[...labels], value]);
-    }
-  }
-  const labelValues: CheckpointJson['labelValues'] = {};
-  for (const [label, limiter] of Object.entries(metrics.limiters())) labelValues[label] = limiter.values();
-  return { histogramBounds: [...metrics.duration.bounds], series, histograms, labelValues };
-}
-
-/**
- * Whether adding `later` (metrics of the lines that follow, counted from fresh metrics) to `metrics` gives
- * exactly what one pass over all the lines would have: the later lines admitted every label value they saw
- * (no overflow), and all the values together fit each limit. Then in one pass every one of those values
- * would also have been admitted, so none of the later lines maps to __other__ differently. What `metrics`
- * itself overflowed earlier does not matter: those lines were read by the same limiter either way.
- */
-export function mergesExactly(metrics: ExporterMetrics, later: MetricsState): boolean {
-  const overflow = later.series[metrics.labelOverflow.name] ?? [];
-  if (overflow.some(([, v]) => v > 0)) return false;
-  return Object.entries(metrics.limiters()).every(([label, limiter]) => limiter.fitsWith(later.labelValues[label] ?? []));
-}
-
-/**
- * Adds `later` to `metrics`: counters and histograms add, the last-record gauge keeps the larger value,
- * label admissions are appended in their order. Exact only where mergesExactly said so. New series are
- * appended in the order `later` created them, which is the order one pass would have created them in.
- */
-export function mergeMetricsState(metrics: ExporterMetrics, later: MetricsState): void {
-  const bounds = metrics.duration.bounds;
-  if (later.histogramBounds.length !== bounds.length || later.histogramBounds.some((b, i) => b !== bounds[i])) {
-    throw new Error('cannot merge metrics taken with other histogram bounds');
-  }
-  for (const family of metrics.families()) {
-    if (family instanceof HistogramFamily) {
-      for (const row of later.histograms[family.name] ?? []) {
-        const s = family.handle(row.labels);
-        for (let i = 0; i < row.counts.length; i++) (s.counts[i] as number) += row.counts[i] as number;
-        s.sum += row.sum;
-        s.count += row.count;
-      }
-    } else if (family instanceof GaugeFamily) {
-      for (const [labels, value] of later.series[family.name] ?? []) {
-        if (!family.has(labels) || value > family.get(labels)) family.set(labels, value);
-      }
-    } else {
-      for (const [labels, value] of later.series[family.name] ?? []) family.inc(labels, value);
-    }
-  }
-  for (const [label, limiter] of Object.entries(metrics.limiters())) limiter.admit(later.labelValues[label] ?? []);
-}
+// The schema describes exactly what metricsState() produces (a compile-time check).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemaMatchesMetricsState: Same<Pick<CheckpointJson, keyof MetricsState>, MetricsState> = true;
+void schemaMatchesMetricsState;
 
 /** A parsed checkpoint file, or why it cannot be used. */
 export function decodeCheckpoint(value: unknown): { ok: true; checkpoint: Checkpoint } | { ok: false; problem: string } {

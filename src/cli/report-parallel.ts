@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { mergesExactly } from '../checkpoint/checkpoint-state.js';
+import { mergesExactly } from '../metrics/metrics-state.js';
 import type { Config } from '../config/schema.js';
 import type { Pipeline, PipelineState } from '../pipeline.js';
 import type { Logger } from '../server/logger.js';
