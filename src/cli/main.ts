@@ -1,12 +1,12 @@
 // The command line: a thin shell that parses flags, loads the config and runs one command. Each command's
 // modules are imported only when it runs: `report` must not pay for express, the simulator or the
 // dashboards SDK (0.4 s and ~20 MiB before the first line, measured in bench/RESULTS.md).
-import { ConfigError, loadConfig } from '../config/load.js';
+import { ConfigError } from '../config/config-error.js';
 import { parseDuration } from '../config/duration.js';
-import type { Config } from '../config/schema.js';
+import { defaultConfig, type Config } from '../config/schema.js';
 import { parseListenAddress } from '../server/listen-address.js';
 import { createLogger, type Logger, type LogLevel } from '../server/logger.js';
-import { loadWebConfig, type WebConfig } from '../server/web-config.js';
+import type { WebConfig } from '../server/web-config.js';
 import { flagString, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
 import { VERSION } from './version.js';
 
@@ -35,7 +35,9 @@ export async function main(argv: string[]): Promise<number> {
     const level = flagString(flags, 'log.level') as LogLevel;
     if (!LEVELS.includes(level)) throw new UsageError(`--log.level must be one of ${LEVELS.join(', ')}`);
     const log = createLogger(level);
-    const config = loadConfig(flagString(flags, 'config.file'));
+    // The YAML parser is loaded only for a config file (`report` on the defaults pays for no more modules).
+    const configFile = flagString(flags, 'config.file');
+    const config = configFile === undefined ? defaultConfig() : (await import('../config/load.js')).loadConfig(configFile);
     const until = async (stop: () => Promise<void>) => {
       const signal = await signalled;
       log.info('shutting down', { signal });
@@ -62,14 +64,14 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'serve': {
         const { startServe } = await import('./serve-command.js');
-        const server = await startServe(withServeFlags(config, flags), log, webConfigOf(flags));
+        const server = await startServe(withServeFlags(config, flags), log, await webConfigOf(flags));
         return await until(() => server.stop());
       }
       case 'demo': {
         noPositionals(flags, command);
         const { startDemo } = await import('./demo-command.js');
         // Loaded before the demo starts anything, so a bad file exits 2 with nothing left running.
-        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...webConfigOf(flags) }, log);
+        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...(await webConfigOf(flags)) }, log);
         return await until(() => demo.stop());
       }
       case 'simulate': {
@@ -132,8 +134,10 @@ async function runLoad(flags: ParsedFlags, log: Logger, signalled: Promise<strin
 }
 
 /** --web.config.file, loaded (throws ConfigError: exit 2 naming the file, the line and the key). */
-function webConfigOf(flags: ParsedFlags): { webConfig?: WebConfig } {
-  const webConfig = loadWebConfig(flagString(flags, 'web.config.file'));
+async function webConfigOf(flags: ParsedFlags): Promise<{ webConfig?: WebConfig }> {
+  const file = flagString(flags, 'web.config.file');
+  if (file === undefined) return {};
+  const webConfig = (await import('../server/web-config.js')).loadWebConfig(file);
   return webConfig === undefined ? {} : { webConfig };
 }
 

@@ -3,21 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
+import { ConfigError } from './config-error.js';
 import { configSchema, defaultConfig, type Config } from './schema.js';
 
-export class ConfigError extends Error {
-  constructor(
-    readonly file: string,
-    readonly problems: readonly { line: number | undefined; key: string; message: string }[],
-  ) {
-    super(
-      problems
-        .map((p) => `${file}${p.line === undefined ? '' : `:${p.line}`}: ${p.key || '(top level)'}: ${p.message}`)
-        .join('\n'),
-    );
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /** The config in `file`, or the built-in defaults when no file is given. Throws ConfigError. */
 export function loadConfig(file: string | undefined): Config {
