@@ -3,13 +3,11 @@
 // inode on demand, so the same dev:ino with other content is produced the way it happens in place:
 // truncate and rewrite within one poll; and the identity rules are unit-tested directly.
 import { closeSync, ftruncateSync, openSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFollower } from '../src/source/file-follower.js';
+import { describe, expect, it } from 'vitest';
 import { FINGERPRINT_BYTES, KnownFiles, identity, looksBinary, sameStart } from '../src/source/file-identity.js';
-import { SeqSink, SeqWriter, fdsInto, seqBlock } from './helpers/sequence-log.js';
+import { followerFixture } from './helpers/follower-fixture.js';
+import { SeqWriter, fdsInto, seqBlock } from './helpers/sequence-log.js';
 
 describe('file identity rules', () => {
   const b = (s: string) => Buffer.from(s);
@@ -56,33 +54,16 @@ describe('file identity rules', () => {
 });
 
 describe('same inode, other content', () => {
-  let dir: string;
-  let path: string;
-  let sink: SeqSink;
-  let follower: FileFollower;
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'zpe-inode-'));
-    path = join(dir, 'app.log');
-    sink = new SeqSink();
-  });
-  afterEach(async () => {
-    await follower.stop();
-    expect(fdsInto(dir)).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
-  });
-  const follow = async (pattern = path): Promise<void> => {
-    follower = new FileFollower({ patterns: [pattern], maxLineBytes: 4096, pollIntervalMs: 60_000, startAt: 'start' }, sink, sink);
-    await follower.start();
-  };
+  const fx = followerFixture({ prefix: 'zpe-inode-', writer: false, checkFds: true });
 
   it.each([
     ['longer than the old content (its size alone would not tell)', 300],
     ['as long as the old content, give or take a line', 39],
     ['shorter than the old content', 12],
   ])('truncated and rewritten with another first line within one poll, %s: read from 0', async (_name, lines) => {
+    const { path, sink } = fx;
     writeFileSync(path, seqBlock(1, 40));
-    await follow();
+    const follower = await fx.follow();
     const ino = statSync(path).ino;
     const fd = openSync(path, 'r+');
     ftruncateSync(fd, 0);
@@ -95,8 +76,9 @@ describe('same inode, other content', () => {
   });
 
   it('rewritten in place with the same first line: only the size can tell (documented limit)', async () => {
+    const { path, sink } = fx;
     writeFileSync(path, seqBlock(1, 40));
-    await follow();
+    const follower = await fx.follow();
     // Same first KiB, shorter: caught by the size having gone down.
     writeFileSync(path, seqBlock(1, 35));
     await follower.pollOnce();
@@ -105,9 +87,10 @@ describe('same inode, other content', () => {
   });
 
   it('a file let go of (its path replaced), then back in view with the same fingerprint: resumed, not read again', async () => {
+    const { dir, path, sink } = fx;
     const away = join(dir, 'app.log.old');
     const w = new SeqWriter(path);
-    await follow(join(dir, '*.log'));
+    const follower = await fx.follow({ patterns: [join(dir, '*.log')] });
     w.write(20);
     await follower.pollOnce();
     renameSync(path, away); // out of the glob
@@ -126,9 +109,10 @@ describe('same inode, other content', () => {
   });
 
   it('a file let go of, rewritten with other content on the same inode, then back in view: read from 0', async () => {
+    const { dir, path, sink } = fx;
     const away = join(dir, 'app.log.old');
     const w = new SeqWriter(path);
-    await follow(join(dir, '*.log'));
+    const follower = await fx.follow({ patterns: [join(dir, '*.log')] });
     w.write(20);
     await follower.pollOnce();
     renameSync(path, away);
@@ -148,8 +132,9 @@ describe('same inode, other content', () => {
   });
 
   it('delete and recreate, which often reuses the inode number: the new file is read from its start', async () => {
+    const { path, sink } = fx;
     writeFileSync(path, seqBlock(1, 30));
-    await follow();
+    const follower = await fx.follow();
     unlinkSync(path);
     await follower.pollOnce(); // the follower lets go of the deleted file (after two idle polls)
     await follower.pollOnce();

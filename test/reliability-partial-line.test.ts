@@ -3,39 +3,16 @@
 // delivered as it is only when no more can come (its file was rotated away, deleted or truncated), and
 // reported through `partialLine`. A line past the limit is skipped without being held whole.
 import { appendFileSync, copyFileSync, ftruncateSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFollower, type FollowOptions } from '../src/source/file-follower.js';
-import type { LineSink } from '../src/source/line-sink.js';
-import { SeqSink, SeqWriter, seqBlock, seqLine } from './helpers/sequence-log.js';
+import { describe, expect, it } from 'vitest';
+import { followerFixture } from './helpers/follower-fixture.js';
+import { seqBlock, seqLine } from './helpers/sequence-log.js';
 
 describe('partial lines', () => {
-  let dir: string;
-  let path: string;
-  let sink: SeqSink;
-  let follower: FileFollower;
-  let w: SeqWriter;
-  const follow = async (opts: Partial<FollowOptions> = {}, to: LineSink = sink): Promise<void> => {
-    follower = new FileFollower({ patterns: [path], maxLineBytes: 4096, pollIntervalMs: 60_000, startAt: 'start', ...opts }, to, sink);
-    await follower.start();
-  };
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'zpe-partial-'));
-    path = join(dir, 'app.log');
-    sink = new SeqSink();
-    w = new SeqWriter(path);
-  });
-  afterEach(async () => {
-    await follower.stop();
-    w.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const fx = followerFixture({ prefix: 'zpe-partial-' });
 
   it('one byte per poll: each line arrives whole, exactly when its newline does', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     const text = seqBlock(1, 3);
     for (let i = 0; i < text.length; i++) {
       w.raw(text[i]!);
@@ -48,8 +25,9 @@ describe('partial lines', () => {
   });
 
   it('a multibyte character cut between two polls decodes whole', async () => {
+    const { path } = fx;
     const lines: string[] = [];
-    await follow({}, { line: (t) => void lines.push(t), oversize: () => undefined });
+    const follower = await fx.follow({}, { line: (t) => void lines.push(t), oversize: () => undefined });
     const line = Buffer.from('{"seq":1,"model":"日本語😀é","latency_ms":150}\n');
     for (let i = 0; i < line.length; i++) {
       appendFileSync(path, line.subarray(i, i + 1));
@@ -59,7 +37,8 @@ describe('partial lines', () => {
   });
 
   it('CRLF split between \\r and \\n across polls: one line, no \\r', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     w.raw(seqLine(1) + '\r');
     await follower.pollOnce();
     expect(sink.distinct).toBe(0);
@@ -69,7 +48,8 @@ describe('partial lines', () => {
   });
 
   it('a partial line is held across many polls, then completed', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     w.write(2);
     const half = w.startLine();
     for (let i = 0; i < 20; i++) await follower.pollOnce();
@@ -81,8 +61,9 @@ describe('partial lines', () => {
   });
 
   it('renamed away with an unterminated last line: delivered as it is once the old file is let go of', async () => {
+    const { path, sink, w } = fx;
     // (held while the writer may still complete it: see the rename rotation tests)
-    await follow();
+    const follower = await fx.follow();
     w.write(3);
     w.raw(seqLine(4)); // the writer never ends it
     await follower.pollOnce();
@@ -97,7 +78,8 @@ describe('partial lines', () => {
   });
 
   it('truncated with an unterminated last line and no copy: delivered before the new content', async () => {
-    await follow();
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
     w.write(3);
     w.raw(seqLine(4));
     w.next = 5;
@@ -111,7 +93,8 @@ describe('partial lines', () => {
   });
 
   it('copytruncate while a line is half read: its end comes from the copy, one whole line', async () => {
-    await follow();
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
     w.write(3);
     const half = w.startLine();
     await follower.pollOnce(); // holds half of line 4
@@ -127,7 +110,8 @@ describe('partial lines', () => {
   });
 
   it('deleted with an unterminated last line: delivered once the file is let go of', async () => {
-    await follow();
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
     w.write(1);
     w.raw(seqLine(2));
     await follower.pollOnce();
@@ -138,7 +122,8 @@ describe('partial lines', () => {
   });
 
   it('stopping with a partial line pending does not deliver it', async () => {
-    await follow();
+    const { sink, w } = fx;
+    const follower = await fx.follow();
     w.write(1);
     w.raw(seqLine(2));
     await follower.pollOnce();
@@ -147,7 +132,8 @@ describe('partial lines', () => {
   });
 
   it('a line growing past the limit over many polls is skipped once, never held whole; the next line is whole', async () => {
-    await follow({ maxLineBytes: 256, readChunkBytes: 64 });
+    const { sink, w } = fx;
+    const follower = await fx.follow({ maxLineBytes: 256, readChunkBytes: 64 });
     w.write(1);
     w.raw('{"seq":2,"pad":"');
     for (let i = 0; i < 50; i++) {
@@ -163,8 +149,9 @@ describe('partial lines', () => {
   });
 
   it('startAt end while a line is being written: the line is delivered whole', async () => {
+    const { path, sink } = fx;
     writeFileSync(path, seqBlock(1, 10) + seqLine(11).slice(0, 7));
-    await follow({ startAt: 'end' });
+    const follower = await fx.follow({ startAt: 'end' });
     appendFileSync(path, seqLine(11).slice(7) + '\n' + seqBlock(12, 12));
     await follower.pollOnce();
     expect(sink.audit(12)).toEqual({ missing: [...Array(10).keys()].map((i) => i + 1), duplicated: [] });

@@ -2,12 +2,10 @@
 // old one). The follower follows the target's identity: the old target is drained to its end (its writer
 // may still flush to it), then let go of; switching back to a target read before resumes where it stopped.
 import { mkdirSync, renameSync, symlinkSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFollower } from '../src/source/file-follower.js';
-import { SeqSink, SeqWriter, fdsInto } from './helpers/sequence-log.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { followerFixture } from './helpers/follower-fixture.js';
+import { fdsInto, type SeqWriter } from './helpers/sequence-log.js';
 
 /** Points `link` at `target` atomically, the way deploy tools and loggers do. */
 function pointAt(link: string, target: string): void {
@@ -20,45 +18,28 @@ describe.each([
   ['targets beside the link', false],
   ['targets in another directory', true],
 ])('symlink switch, %s', (_name, elsewhere) => {
-  let dir: string;
+  const fx = followerFixture({ prefix: 'zpe-symlink-', name: 'current.log', writer: false, checkFds: true });
   let targets: string;
-  let link: string;
-  let sink: SeqSink;
-  let follower: FileFollower;
-  const writers: SeqWriter[] = [];
   /** One writer per target file, sharing one sequence. */
   let next = 1;
   const target = (n: number): string => join(targets, `app-${n}.log`);
-  const writerFor = (n: number): SeqWriter => {
-    const w = new SeqWriter(target(n));
-    writers.push(w);
-    return w;
-  };
+  const writerFor = (n: number): SeqWriter => fx.writer(target(n));
   const write = (w: SeqWriter, count: number): void => {
     w.next = next;
     next = w.write(count) + 1;
   };
 
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'zpe-symlink-'));
-    targets = elsewhere ? join(dir, 'data') : dir;
+  beforeEach(() => {
+    targets = elsewhere ? join(fx.dir, 'data') : fx.dir;
     if (elsewhere) mkdirSync(targets);
-    link = join(dir, 'current.log');
-    sink = new SeqSink();
     next = 1;
-    follower = new FileFollower({ patterns: [link], maxLineBytes: 4096, pollIntervalMs: 60_000, startAt: 'start' }, sink, sink);
-  });
-  afterEach(async () => {
-    await follower.stop();
-    for (const w of writers.splice(0)) w.close();
-    expect(fdsInto(dir)).toEqual([]);
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('drains the old target, then reads the new one from its start', async () => {
+    const { dir, path: link, sink } = fx;
     const a = writerFor(1);
     pointAt(link, target(1));
-    await follower.start();
+    const follower = await fx.follow();
     write(a, 30);
     await follower.pollOnce();
     write(a, 10); // not read yet
@@ -77,9 +58,10 @@ describe.each([
   });
 
   it('keeps draining an old target its writer still flushes to, over several polls', async () => {
+    const { path: link, sink } = fx;
     const a = writerFor(1);
     pointAt(link, target(1));
-    await follower.start();
+    const follower = await fx.follow();
     write(a, 10);
     await follower.pollOnce();
     const b = writerFor(2);
@@ -95,10 +77,11 @@ describe.each([
   });
 
   it('switched back to a target read before: resumes there, nothing read twice', async () => {
+    const { path: link, sink } = fx;
     const a = writerFor(1);
     const b = writerFor(2);
     pointAt(link, target(1));
-    await follower.start();
+    const follower = await fx.follow();
     write(a, 10);
     await follower.pollOnce();
     pointAt(link, target(2));
@@ -117,10 +100,11 @@ describe.each([
   });
 
   it('switched and switched back within one poll: the old target is simply read on', async () => {
+    const { path: link, sink } = fx;
     const a = writerFor(1);
     const b = writerFor(2);
     pointAt(link, target(1));
-    await follower.start();
+    const follower = await fx.follow();
     write(a, 10);
     await follower.pollOnce();
     pointAt(link, target(2));
@@ -132,9 +116,10 @@ describe.each([
   });
 
   it('the link dangles for a while (target not created yet): reported once, then followed', async () => {
+    const { path: link, sink } = fx;
     const a = writerFor(1);
     pointAt(link, target(1));
-    await follower.start();
+    const follower = await fx.follow();
     write(a, 10);
     await follower.pollOnce();
     pointAt(link, target(2)); // does not exist yet
@@ -150,32 +135,25 @@ describe.each([
 });
 
 describe('symlink switch, several targets within one poll', () => {
+  const fx = followerFixture({ prefix: 'zpe-symlink-', name: 'app-current.log', pattern: (d) => join(d, 'app-*.log'), writer: false });
+
   it('a pattern that also matches the targets reads every target, the intermediate one included', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'zpe-symlink-'));
-    const link = join(dir, 'app-current.log');
-    const sink = new SeqSink();
-    const follower = new FileFollower({ patterns: [join(dir, 'app-*.log')], maxLineBytes: 4096, pollIntervalMs: 60_000, startAt: 'start' }, sink, sink);
-    const ws = [1, 2, 3].map((n) => new SeqWriter(join(dir, `app-${n}.log`)));
-    try {
-      pointAt(link, join(dir, 'app-1.log'));
-      await follower.start();
-      let next = 1;
-      const write = (w: SeqWriter, count: number) => {
-        w.next = next;
-        next = w.write(count) + 1;
-      };
-      write(ws[0]!, 10);
-      await follower.pollOnce();
-      pointAt(link, join(dir, 'app-2.log'));
-      write(ws[1]!, 10);
-      pointAt(link, join(dir, 'app-3.log'));
-      write(ws[2]!, 10);
-      await follower.pollOnce();
-      sink.expectExactlyOnce(30);
-    } finally {
-      await follower.stop();
-      for (const w of ws) w.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    const { dir, path: link, sink } = fx;
+    const ws = [1, 2, 3].map((n) => fx.writer(join(dir, `app-${n}.log`)));
+    pointAt(link, join(dir, 'app-1.log'));
+    const follower = await fx.follow();
+    let next = 1;
+    const write = (w: SeqWriter, count: number) => {
+      w.next = next;
+      next = w.write(count) + 1;
+    };
+    write(ws[0]!, 10);
+    await follower.pollOnce();
+    pointAt(link, join(dir, 'app-2.log'));
+    write(ws[1]!, 10);
+    pointAt(link, join(dir, 'app-3.log'));
+    write(ws[2]!, 10);
+    await follower.pollOnce();
+    sink.expectExactlyOnce(30);
   });
 });

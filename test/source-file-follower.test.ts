@@ -1,10 +1,9 @@
-import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, truncate, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFileSync, writeSync } from 'node:fs';
+import { mkdir, rename, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileFollower, type FollowOptions } from '../src/source/file-follower.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { LineSink, SourceEvents } from '../src/source/line-sink.js';
+import { followerFixture } from './helpers/follower-fixture.js';
 import { fdsInto, waitFor } from './helpers/sequence-log.js';
 
 /** Records everything a follower reports. */
@@ -40,38 +39,23 @@ const block = (from: number, to: number): string => seqLines(from, to).join('\n'
 
 
 describe('FileFollower', () => {
-  let dir: string;
-  let rec: Recorder;
-  let follower: FileFollower | undefined;
-  const writers: number[] = [];
-
-  const follow = (opts: Partial<FollowOptions> & { patterns: string[] }): FileFollower => {
-    follower = new FileFollower({ maxLineBytes: 4096, pollIntervalMs: 60_000, ...opts }, rec, rec);
-    return follower;
-  };
-  /** A writer keeping its fd across renames, like a logging process. */
+  // Options as FileFollower defaults them (startAt 'end'), but for the patterns.
+  const fx = followerFixture({ prefix: 'zpe-follow-', sink: () => new Recorder(), options: {}, writer: false });
+  let writers: number[] = [];
+  beforeEach(() => {
+    writers = [];
+  });
+  /** A writer keeping its fd across renames, like a logging process; closed after the test. */
   const writer = (path: string): number => {
-    const fd = openSync(path, 'a');
+    const fd = fx.writer(path).current;
     writers.push(fd);
     return fd;
   };
 
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'zpe-follow-'));
-    rec = new Recorder();
-  });
-  afterEach(async () => {
-    await follower?.stop();
-    follower = undefined;
-    for (const fd of writers.splice(0)) closeSync(fd);
-    await rm(dir, { recursive: true, force: true });
-  });
-
   it('delivers appended lines, with the pattern as source label', async () => {
-    const path = join(dir, 'app.log');
+    const { path, sink: rec } = fx;
     await writeFile(path, block(1, 2));
-    const f = follow({ patterns: [path], startAt: 'start' });
-    await f.start();
+    const f = await fx.follow({ patterns: [path], startAt: 'start' });
     expect(rec.lines).toEqual(seqLines(1, 2));
     appendFileSync(path, block(3, 5));
     await f.pollOnce();
@@ -81,20 +65,18 @@ describe('FileFollower', () => {
   });
 
   it('polls on its own once started', async () => {
-    const path = join(dir, 'app.log');
+    const { path, sink: rec } = fx;
     await writeFile(path, '');
-    const f = follow({ patterns: [path], pollIntervalMs: 20 });
-    await f.start();
+    await fx.follow({ patterns: [path], pollIntervalMs: 20 });
     appendFileSync(path, block(1, 1));
     await waitFor(() => rec.lines.length === 1, 1000);
     expect(rec.lines).toEqual(seqLines(1, 1));
   });
 
   it('holds a partial line until its newline arrives', async () => {
-    const path = join(dir, 'app.log');
+    const { path, sink: rec } = fx;
     await writeFile(path, '');
-    const f = follow({ patterns: [path] });
-    await f.start();
+    const f = await fx.follow({ patterns: [path] });
     appendFileSync(path, '{"seq":');
     await f.pollOnce();
     expect(rec.lines).toEqual([]);
@@ -104,10 +86,9 @@ describe('FileFollower', () => {
   });
 
   it("startAt 'end' skips existing content but delivers the line in progress whole", async () => {
-    const path = join(dir, 'app.log');
+    const { path, sink: rec } = fx;
     await writeFile(path, block(1, 50) + '{"seq":');
-    const f = follow({ patterns: [path] });
-    await f.start();
+    const f = await fx.follow({ patterns: [path] });
     expect(rec.lines).toEqual([]);
     appendFileSync(path, '51}\n' + block(52, 52));
     await f.pollOnce();
@@ -115,10 +96,10 @@ describe('FileFollower', () => {
   });
 
   it('picks up a new file matching a glob and reads it from the start', async () => {
+    const { dir, sink: rec } = fx;
     const pattern = join(dir, '*.log');
     await writeFile(join(dir, 'a.log'), block(1, 1));
-    const f = follow({ patterns: [pattern] });
-    await f.start();
+    const f = await fx.follow({ patterns: [pattern] });
     expect(rec.lines).toEqual([]);
     await writeFile(join(dir, 'b.log'), block(2, 3));
     await writeFile(join(dir, 'ignored.txt'), block(99, 99));
@@ -129,10 +110,9 @@ describe('FileFollower', () => {
   });
 
   it('rename rotation: loses and repeats nothing written to the old file after the rename', async () => {
-    const path = join(dir, 'app.log');
+    const { dir, path, sink: rec } = fx;
     let fd = writer(path);
-    const f = follow({ patterns: [path] });
-    await f.start();
+    const f = await fx.follow({ patterns: [path] });
     writeSync(fd, block(1, 100));
     await f.pollOnce();
     await rename(path, join(dir, 'app.log.1'));
@@ -152,11 +132,10 @@ describe('FileFollower', () => {
   });
 
   it('rename rotation with no poll in between drains the old file before the new one', async () => {
+    const { dir, path, sink: rec } = fx;
     const pattern = join(dir, 'app*.log');
-    const path = join(dir, 'app.log');
     const fd = writer(path);
-    const f = follow({ patterns: [pattern] });
-    await f.start();
+    const f = await fx.follow({ patterns: [pattern] });
     writeSync(fd, block(1, 10));
     await f.pollOnce();
     writeSync(fd, block(11, 20));
@@ -168,11 +147,10 @@ describe('FileFollower', () => {
   });
 
   it('a renamed file still matching the glob is followed on, not read twice', async () => {
+    const { dir, path, sink: rec } = fx;
     const pattern = join(dir, 'app.log*');
-    const path = join(dir, 'app.log');
     const fd = writer(path);
-    const f = follow({ patterns: [pattern] });
-    await f.start();
+    const f = await fx.follow({ patterns: [pattern] });
     writeSync(fd, block(1, 10));
     await f.pollOnce();
     await rename(path, join(dir, 'app.log.1'));
@@ -183,10 +161,9 @@ describe('FileFollower', () => {
   });
 
   it('copy-less truncation restarts at offset 0', async () => {
-    const path = join(dir, 'app.log');
+    const { path, sink: rec } = fx;
     await writeFile(path, '');
-    const f = follow({ patterns: [path] });
-    await f.start();
+    const f = await fx.follow({ patterns: [path] });
     appendFileSync(path, block(1, 100));
     await f.pollOnce();
     await truncate(path, 0);
@@ -197,9 +174,9 @@ describe('FileFollower', () => {
   });
 
   it('reports a missing file once, then reads it from the start when it appears', async () => {
+    const { dir, sink: rec } = fx;
     const path = join(dir, 'late.log');
-    const f = follow({ patterns: [path] }); // startAt 'end' applies only to files there at startup
-    await f.start();
+    const f = await fx.follow({ patterns: [path] }); // startAt 'end' applies only to files there at startup
     await f.pollOnce();
     await f.pollOnce();
     expect(rec.errors).toHaveLength(1);
@@ -216,9 +193,9 @@ describe('FileFollower', () => {
   });
 
   it('reports a glob matching nothing once, then picks up the first match', async () => {
+    const { dir, sink: rec } = fx;
     const pattern = join(dir, 'sub', '*.log');
-    const f = follow({ patterns: [pattern] });
-    await f.start();
+    const f = await fx.follow({ patterns: [pattern] });
     await f.pollOnce();
     expect(rec.errors).toEqual([{ source: pattern, reason: 'not_found', detail: `no file matches ${pattern}` }]);
     await mkdir(join(dir, 'sub'));
@@ -229,29 +206,27 @@ describe('FileFollower', () => {
   });
 
   it('never reads a line twice when polls are requested concurrently', async () => {
-    const path = join(dir, 'app.log');
+    const { path, sink: rec } = fx;
     await writeFile(path, '');
-    const f = follow({ patterns: [path] });
-    await f.start();
+    const f = await fx.follow({ patterns: [path] });
     appendFileSync(path, block(1, 1000));
     await Promise.all([f.pollOnce(), f.pollOnce(), f.pollOnce()]);
     expect(rec.lines).toEqual(seqLines(1, 1000));
   });
 
   it('reads a file larger than the read chunk', async () => {
-    const path = join(dir, 'app.log');
+    const { path, sink: rec } = fx;
     await writeFile(path, block(1, 5000));
-    const f = follow({ patterns: [path], startAt: 'start', readChunkBytes: 100 });
-    await f.start();
+    await fx.follow({ patterns: [path], startAt: 'start', readChunkBytes: 100 });
     expect(rec.lines).toEqual(seqLines(1, 5000));
   });
 
   it('stop() closes every file and the timer, and emits no partial line', async () => {
+    const { dir, sink: rec } = fx;
     await writeFile(join(dir, 'a.log'), block(1, 1));
     await writeFile(join(dir, 'b.log'), block(2, 2) + 'partial');
     const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const f = follow({ patterns: [join(dir, '*.log')], startAt: 'start', pollIntervalMs: 10 });
-    await f.start();
+    const f = await fx.follow({ patterns: [join(dir, '*.log')], startAt: 'start', pollIntervalMs: 10 });
     expect(fdsInto(dir)).toHaveLength(2);
     await f.stop();
     expect(fdsInto(dir)).toEqual([]);

@@ -1,4 +1,4 @@
-// A FileFollower on a fresh temp directory for each test, stopped and cleaned up after it: the set-up the follower tests share.
+// A FileFollower on a fresh temp directory per test, torn down after it: the set-up the follower tests share.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { SeqSink, SeqWriter, fdsInto } from './sequence-log.js';
 export interface FixtureOptions<S> {
   /** Start of the temp directory's name. */
   prefix: string;
-  /** The file the tests write, in the directory; default `app.log`. */
+  /** The file the tests write (or link), in the directory; default `app.log`. */
   name?: string;
   /** The pattern followed, from the directory; default the file's path. */
   pattern?: (dir: string) => string;
@@ -28,7 +28,7 @@ export interface FixtureOptions<S> {
 
 export interface FollowerFixture<S extends LineSink & SourceEvents> {
   readonly dir: string;
-  /** The file the tests write. */
+  /** The file the tests write (`name` in `dir`). */
   readonly path: string;
   readonly sink: S;
   /** The writer opened on `path` (with `writer`, the default). */
@@ -37,13 +37,14 @@ export interface FollowerFixture<S extends LineSink & SourceEvents> {
   readonly follower: FileFollower;
   /** Starts a follower of the pattern (polling only when asked); `opts` override. */
   follow(opts?: Partial<FollowOptions>, lines?: LineSink): Promise<FileFollower>;
-  /** A writer appending to `path`, closed after the test. */
+  /** Another writer, on any file; closed after the test too. */
   writer(path: string): SeqWriter;
 }
 
 /**
- * Registers, in the enclosing describe, a fresh directory, sink and writer (and follower, with `started`) before each test, and after it:
- * the follower stopped, the writers closed, the descriptor check (`checkFds`), the directory removed.
+ * Registers in the enclosing describe: before each test a fresh directory, sink and writer (and follower,
+ * with `started`); after it the follower stopped, the writers closed, the descriptor check (`checkFds`),
+ * the directory removed.
  */
 export function followerFixture<S extends LineSink & SourceEvents = SeqSink>(o: FixtureOptions<S>): FollowerFixture<S> {
   const makeSink = o.sink ?? ((): S => new SeqSink() as unknown as S);
