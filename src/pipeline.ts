@@ -6,7 +6,7 @@ import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';
 import type { HistogramSeries, SeriesHandle } from './metrics/families.js';
 import { mappingFor } from './record/presets.js';
-import { RecordParser } from './record/parse-record.js';
+import { RecordParser, type ParseResult } from './record/parse-record.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
 import type { LineSink } from './source/line-sink.js';
@@ -97,10 +97,18 @@ export class Pipeline implements LineSink {
   }
 
   line(text: string, source: string): void {
+    this.add(this.parser.parse(text), source);
+  }
+
+  /** A line as bytes: read in place when the parser can, else decoded; the same record either way. */
+  lineBytes(buf: Buffer, start: number, end: number, source: string): void {
+    this.add(this.parser.parseBytes(buf, start, end) ?? this.parser.parse(buf.toString('utf8', start, end)), source);
+  }
+
+  private add(parsed: ParseResult, source: string): void {
     const m = this.metrics;
     const src = this.sourceSeries(source);
     src.lines.value++;
-    const parsed = this.parser.parse(text);
     if (!parsed.ok) {
       m.parseErrors.inc([parsed.reason]);
       return;

@@ -1,6 +1,8 @@
 // One JSON line → one GatewayRecord, or the reason it cannot be one. Field paths are compiled once, so the
-// per-line work is JSON.parse plus a handful of property reads.
+// per-line work is JSON.parse plus a handful of property reads — or, from bytes, a scan that reads only
+// those fields (scan-record.ts) and hands the same values to the same conversions.
 import type { Mapping } from './presets.js';
+import { RecordScanner, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
 export const PARSE_ERROR_REASONS = [
   'invalid_json',
@@ -89,6 +91,8 @@ export class RecordParser {
   private readonly readResponse: HeaderReader;
   private readonly readRequest: HeaderReader;
   private minute: MinuteCache = { prefix: '', ms: 0 };
+  /** The byte-level reader, when the mapping is one it can read exactly (plain top-level keys). */
+  private readonly scanner: ScannedFields | undefined;
 
   constructor(opts: RecordParserOptions) {
     const m = opts.mapping;
@@ -104,6 +108,7 @@ export class RecordParser {
     this.absentMaxLength = Math.max(-1, ...opts.absentValues.map((v) => v.length));
     this.readResponse = this.headerReader(m.responseHeaders, opts.responseHeaderNames);
     this.readRequest = this.headerReader(m.requestHeaders, opts.requestHeaderNames);
+    this.scanner = scannedFields(m, opts);
   }
 
   parse(line: string): ParseResult {
@@ -114,25 +119,92 @@ export class RecordParser {
       return { ok: false, reason: 'invalid_json' };
     }
     if (!isObject(obj)) return { ok: false, reason: 'not_object' };
+    return this.record(
+      this.latency(obj),
+      this.timeMs(this.time(obj)),
+      this.status(obj),
+      this.model(obj),
+      this.route(obj),
+      this.cohort(obj),
+      this.readResponse(obj),
+      this.readRequest(obj),
+    );
+  }
 
-    const latency = this.latencySeconds(this.latency(obj));
+  /**
+   * The line in buf[start, end) (UTF-8, no terminator) read without decoding it, or undefined when it must
+   * be decoded and given to parse(): the result is then always the one parse() gives for the decoded line.
+   */
+  parseBytes(buf: Buffer, start: number, end: number): ParseResult | undefined {
+    const f = this.scanner;
+    if (f === undefined || !f.scanner.scan(buf, start, end)) return undefined;
+    return this.record(
+      this.scanned(f, f.latency),
+      this.scannedTimeMs(f, buf),
+      this.scanned(f, f.status),
+      this.scanned(f, f.model),
+      this.scanned(f, f.route),
+      this.scanned(f, f.cohort),
+      this.scannedHeaders(f, f.response),
+      this.scannedHeaders(f, f.request),
+    );
+  }
+
+  private scanned(f: ScannedFields, k: number): unknown {
+    const v = f.scanner.values[k];
+    return v === TEXT ? f.scanner.text(k) : v;
+  }
+
+  private record(
+    latencyValue: unknown,
+    timeMs: number | undefined | null,
+    statusValue: unknown,
+    modelValue: unknown,
+    routeValue: unknown,
+    cohortValue: unknown,
+    responseHeaders: Record<string, string> | undefined,
+    requestHeaders: Record<string, string> | undefined,
+  ): ParseResult {
+    const latency = this.latencySeconds(latencyValue);
     if (typeof latency === 'string') return { ok: false, reason: latency };
-    const timeMs = this.timeMs(this.time(obj));
     if (timeMs === null) return { ok: false, reason: 'bad_timestamp' };
-
     return {
       ok: true,
       record: {
         timeMs,
         latencySeconds: latency,
-        status: this.statusCode(this.status(obj)),
-        model: this.label(this.model(obj)),
-        route: this.label(this.route(obj)),
-        cohort: this.label(this.cohort(obj)),
-        responseHeaders: this.readResponse(obj) ?? {},
-        requestHeaders: this.readRequest(obj),
+        status: this.statusCode(statusValue),
+        model: this.label(modelValue),
+        route: this.label(routeValue),
+        cohort: this.label(cohortValue),
+        responseHeaders: responseHeaders ?? {},
+        requestHeaders,
       },
     };
+  }
+
+  /** One side's headers from a scan, as its headerReader would have read them from the parsed object. */
+  private scannedHeaders(f: ScannedFields, side: ScannedHeaders): Record<string, string> | undefined {
+    const out: Record<string, string> = {};
+    const names = side.names;
+    if (side.kind === 'object') {
+      if (!f.scanner.objectSeen[side.group]) return undefined;
+      const base = f.scanner.headerBase[side.group] as number;
+      for (let i = 0; i < names.length; i++) {
+        const value = this.headerValue(this.scanned(f, base + i), false);
+        if (value !== undefined) out[names[i] as string] = value;
+      }
+      return out;
+    }
+    let carried = false;
+    for (let i = 0; i < names.length; i++) {
+      const k = side.slots[i] as number;
+      if (f.scanner.values[k] === undefined) continue;
+      carried = true;
+      const value = this.headerValue(this.scanned(f, k), true);
+      if (value !== undefined) out[names[i] as string] = value;
+    }
+    return carried ? out : undefined;
   }
 
   private latencySeconds(v: unknown): number | ParseErrorReason {
@@ -169,6 +241,28 @@ export class RecordParser {
     return parts.reduce((sum, p) => (p === '-' ? sum : sum + Number(p)), 0);
   }
 
+  /**
+   * timeMs() of a scanned time field. A canonical timestamp in the cached minute is read from its bytes
+   * (as canonicalTimeMs reads the string), so the string is only made when the minute changes.
+   */
+  private scannedTimeMs(f: ScannedFields, buf: Buffer): number | undefined | null {
+    const sc = f.scanner;
+    if (sc.values[f.time] === TEXT) {
+      const s = sc.from[f.time] as number;
+      const len = (sc.to[f.time] as number) - s;
+      if (len > this.absentMaxLength && (len === 20 || len === 24) && buf[s + len - 1] === 0x5a /* Z */) {
+        const prefix = this.minute.prefix;
+        let j = 0;
+        if (prefix !== '') while (j < MINUTE_PREFIX_LENGTH && buf[s + j] === prefix.charCodeAt(j)) j++;
+        if (j === MINUTE_PREFIX_LENGTH) {
+          const ms = canonicalSecondsMs(buf[s + 17], buf[s + 18], len === 24 ? buf[s + 19] : undefined, buf[s + 20], buf[s + 21], buf[s + 22]);
+          if (ms !== undefined) return this.minute.ms + ms;
+        }
+      }
+    }
+    return this.timeMs(this.scanned(f, f.time));
+  }
+
   /** undefined: no time in the line; null: a time that cannot be read. */
   private timeMs(v: unknown): number | undefined | null {
     if (v === undefined || v === null) return undefined;
@@ -193,17 +287,8 @@ export class RecordParser {
   private canonicalTimeMs(v: string): number | undefined {
     const len = v.length;
     if ((len !== 20 && len !== 24) || v.charCodeAt(len - 1) !== 0x5a /* Z */) return undefined;
-    const s1 = v.charCodeAt(17) - 0x30;
-    const s2 = v.charCodeAt(18) - 0x30;
-    if (!(s1 >= 0 && s1 <= 5 && s2 >= 0 && s2 <= 9)) return undefined;
-    let ms = 0;
-    if (len === 24) {
-      const m1 = v.charCodeAt(20) - 0x30;
-      const m2 = v.charCodeAt(21) - 0x30;
-      const m3 = v.charCodeAt(22) - 0x30;
-      if (v.charCodeAt(19) !== 0x2e || !(m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9 && m3 >= 0 && m3 <= 9)) return undefined;
-      ms = m1 * 100 + m2 * 10 + m3;
-    }
+    const secondsMs = canonicalSecondsMs(v.charCodeAt(17), v.charCodeAt(18), len === 24 ? v.charCodeAt(19) : undefined, v.charCodeAt(20), v.charCodeAt(21), v.charCodeAt(22));
+    if (secondsMs === undefined) return undefined;
     if (!this.inCachedMinute(v)) {
       const prefix = v.slice(0, MINUTE_PREFIX_LENGTH);
       // Only a plain UTC minute (hour 00–23) is cached; the slow path validates it like any other time.
@@ -212,7 +297,7 @@ export class RecordParser {
       if (typeof at !== 'number' || !(hour <= 23) || prefix.charCodeAt(10) !== 0x54 /* T */) return undefined;
       this.minute = { prefix, ms: at };
     }
-    return this.minute.ms + (s1 * 10 + s2) * 1000 + ms;
+    return this.minute.ms + secondsMs;
   }
 
   /** Whether v starts with the cached minute; a char loop, as startsWith() showed up in profiles. */
@@ -315,6 +400,74 @@ function headerNameCache(wanted: ReadonlySet<string>): (key: string) => string |
     }
     return name ?? undefined;
   };
+}
+
+/** One side's headers in a scan: members of a header object, or flat top-level fields. */
+type ScannedHeaders =
+  | { kind: 'object'; group: number; names: readonly string[] }
+  | { kind: 'fields'; names: readonly string[]; slots: readonly number[] };
+
+/** A scanner for a mapping, with where each field the parser reads lands in its values. */
+interface ScannedFields {
+  scanner: RecordScanner;
+  time: number;
+  latency: number;
+  status: number;
+  model: number;
+  route: number;
+  cohort: number;
+  response: ScannedHeaders;
+  request: ScannedHeaders;
+}
+
+/** The scanner for a mapping, or undefined when a path is nested (a.b) or a key is not plain ASCII. */
+function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | undefined {
+  const paths = [m.time, m.latency, m.status, m.model, m.route, m.cohort];
+  const fields: string[] = [];
+  const slot = (key: string): number => {
+    const at = fields.indexOf(key);
+    return at >= 0 ? at : fields.push(key) - 1;
+  };
+  const [time, latency, status, model, route, cohort] = paths.map(slot) as [number, number, number, number, number, number];
+  const headerObjects: ScanLayout['headerObjects'][number][] = [];
+  const side = (where: Mapping['responseHeaders'], wantedNames: readonly string[]): ScannedHeaders => {
+    const names = [...new Set(wantedNames.map((n) => n.toLowerCase()))];
+    if (where.path !== undefined) {
+      paths.push(where.path);
+      return { kind: 'object', group: headerObjects.push({ key: where.path, names }) - 1, names };
+    }
+    const prefix = where.prefix ?? '';
+    return { kind: 'fields', names, slots: names.map((n) => slot(prefix + n.replaceAll('-', '_'))) };
+  };
+  const response = side(m.responseHeaders, opts.responseHeaderNames);
+  const request = side(m.requestHeaders, opts.requestHeaderNames);
+  const layout: ScanLayout = { fields, headerObjects };
+  // A header object's key also kept as a field (or both sides at one key) is left to JSON.parse.
+  if (paths.some((p) => p.includes('.')) || !scannable(layout)) return undefined;
+  return { scanner: new RecordScanner(layout), time, latency, status, model, route, cohort, response, request };
+}
+
+/**
+ * The "SS.mmm" / "SS" of a canonical timestamp (char codes at 17–22; `dot` undefined for the form without
+ * milliseconds) in milliseconds, or undefined when they are not digits (seconds 00–59).
+ */
+function canonicalSecondsMs(
+  s1: number | undefined,
+  s2: number | undefined,
+  dot: number | undefined,
+  m1: number | undefined,
+  m2: number | undefined,
+  m3: number | undefined,
+): number | undefined {
+  const a = (s1 ?? -1) - 0x30;
+  const b = (s2 ?? -1) - 0x30;
+  if (!(a >= 0 && a <= 5 && b >= 0 && b <= 9)) return undefined;
+  if (dot === undefined) return (a * 10 + b) * 1000;
+  const c = (m1 ?? -1) - 0x30;
+  const d = (m2 ?? -1) - 0x30;
+  const e = (m3 ?? -1) - 0x30;
+  if (dot !== 0x2e || !(c >= 0 && c <= 9 && d >= 0 && d <= 9 && e >= 0 && e <= 9)) return undefined;
+  return (a * 10 + b) * 1000 + c * 100 + d * 10 + e;
 }
 
 function epochMs(n: number): number {

@@ -1,6 +1,11 @@
 /** Where sources deliver lines. `source` is the configured source name (a glob pattern as written, or "stdin"), never a per-file path, so it is safe as a metric label. */
 export interface LineSink {
   line(text: string, source: string): void;
+  /**
+   * The same line as UTF-8 bytes buf[start, end), for a sink that can read them without decoding; sources
+   * that hold bytes call this instead of line() when it is there. buf is only valid during the call.
+   */
+  lineBytes?(buf: Buffer, start: number, end: number, source: string): void;
   /** A line longer than the limit was dropped without being buffered whole. */
   oversize(source: string): void;
 }

@@ -4,8 +4,9 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /**
- * Cuts a byte stream into lines. It keeps raw bytes and decodes each completed
- * line, so a UTF-8 character split across chunks decodes correctly. A line that
+ * Cuts a byte stream into lines. It keeps raw bytes and hands over each completed
+ * line whole (as bytes to a sink that reads them, else decoded), so a UTF-8
+ * character split across chunks decodes correctly. A line that
  * crosses the limit is abandoned at once (bytes skipped up to the next `\n`),
  * so memory stays bounded by about maxLineBytes whatever the input.
  */
@@ -104,7 +105,9 @@ export class LineSplitter {
   }
 
   private emit(buf: Buffer, start: number, end: number): void {
-    if (end > start) this.sink.line(buf.toString('utf8', start, end), this.source);
+    if (end <= start) return;
+    if (this.sink.lineBytes !== undefined) this.sink.lineBytes(buf, start, end, this.source);
+    else this.sink.line(buf.toString('utf8', start, end), this.source);
   }
 
   private reset(): void {
