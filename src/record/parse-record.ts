@@ -183,28 +183,37 @@ export class RecordParser {
     };
   }
 
-  /** One side's headers from a scan, as its headerReader would have read them from the parsed object. */
-  private scannedHeaders(f: ScannedFields, side: ScannedHeaders): Record<string, string> | undefined {
-    const out: Record<string, string> = {};
-    const names = side.names;
-    if (side.kind === 'object') {
-      if (!f.scanner.objectSeen[side.group]) return undefined;
-      const base = f.scanner.headerBase[side.group] as number;
-      for (let i = 0; i < names.length; i++) {
-        const value = this.headerValue(this.scanned(f, base + i), false);
-        if (value !== undefined) out[names[i] as string] = value;
+  /**
+   * One side's headers from a scan, as its headerReader would have read them from the parsed object. While
+   * the values repeat (the same strings come back from the scanner's reuse), the same frozen object is
+   * returned: building an object with these computed keys cost as much as scanning the line.
+   */
+  private scannedHeaders(f: ScannedFields, side: ScannedHeaders): Readonly<Record<string, string>> | undefined {
+    if (side.group !== undefined && !f.scanner.objectSeen[side.group]) return undefined;
+    const { slots, last } = side;
+    let same = side.hasLast;
+    for (let i = 0; i < slots.length; i++) {
+      const v = this.scanned(f, slots[i] as number);
+      if (v !== last[i]) {
+        same = false;
+        last[i] = v;
       }
-      return out;
     }
-    let carried = false;
-    for (let i = 0; i < names.length; i++) {
-      const k = side.slots[i] as number;
-      if (f.scanner.values[k] === undefined) continue;
+    if (same) return side.lastHeaders;
+    const flat = side.group === undefined;
+    let carried = !flat;
+    const out: Record<string, string> = {};
+    for (let i = 0; i < slots.length; i++) {
+      const v = last[i];
+      if (v === undefined) continue;
       carried = true;
-      const value = this.headerValue(this.scanned(f, k), true);
-      if (value !== undefined) out[names[i] as string] = value;
+      // Flat fields: the gateway's "no value" spellings mean "no header"; in an object "" is a header.
+      const value = this.headerValue(v, flat);
+      if (value !== undefined) out[side.names[i] as string] = value;
     }
-    return carried ? out : undefined;
+    side.hasLast = true;
+    side.lastHeaders = carried ? Object.freeze(out) : undefined;
+    return side.lastHeaders;
   }
 
   private latencySeconds(v: unknown): number | ParseErrorReason {
@@ -403,9 +412,17 @@ function headerNameCache(wanted: ReadonlySet<string>): (key: string) => string |
 }
 
 /** One side's headers in a scan: members of a header object, or flat top-level fields. */
-type ScannedHeaders =
-  | { kind: 'object'; group: number; names: readonly string[] }
-  | { kind: 'fields'; names: readonly string[]; slots: readonly number[] };
+interface ScannedHeaders {
+  names: readonly string[];
+  /** Where each name's value lands in the scan (for a header object, known once the scanner is made). */
+  slots: number[];
+  /** The header object's number in the scan; undefined for flat fields. */
+  group: number | undefined;
+  /** The values and the headers of the last line read. */
+  last: unknown[];
+  hasLast: boolean;
+  lastHeaders: Readonly<Record<string, string>> | undefined;
+}
 
 /** A scanner for a mapping, with where each field the parser reads lands in its values. */
 interface ScannedFields {
@@ -432,19 +449,26 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
   const headerObjects: ScanLayout['headerObjects'][number][] = [];
   const side = (where: Mapping['responseHeaders'], wantedNames: readonly string[]): ScannedHeaders => {
     const names = [...new Set(wantedNames.map((n) => n.toLowerCase()))];
+    const memo = { last: names.map(() => undefined), hasLast: false, lastHeaders: undefined };
     if (where.path !== undefined) {
       paths.push(where.path);
-      return { kind: 'object', group: headerObjects.push({ key: where.path, names }) - 1, names };
+      const group = headerObjects.push({ key: where.path, names }) - 1;
+      // The scanner numbers header names after the fields, object by object.
+      return { names, slots: [], group, ...memo };
     }
     const prefix = where.prefix ?? '';
-    return { kind: 'fields', names, slots: names.map((n) => slot(prefix + n.replaceAll('-', '_'))) };
+    return { names, slots: names.map((n) => slot(prefix + n.replaceAll('-', '_'))), group: undefined, ...memo };
   };
   const response = side(m.responseHeaders, opts.responseHeaderNames);
   const request = side(m.requestHeaders, opts.requestHeaderNames);
   const layout: ScanLayout = { fields, headerObjects };
   // A header object's key also kept as a field (or both sides at one key) is left to JSON.parse.
   if (paths.some((p) => p.includes('.')) || !scannable(layout)) return undefined;
-  return { scanner: new RecordScanner(layout), time, latency, status, model, route, cohort, response, request };
+  const scanner = new RecordScanner(layout);
+  for (const s of [response, request]) {
+    if (s.group !== undefined) s.slots = s.names.map((_, i) => (scanner.headerBase[s.group as number] as number) + i);
+  }
+  return { scanner, time, latency, status, model, route, cohort, response, request };
 }
 
 /**

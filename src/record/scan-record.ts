@@ -37,16 +37,76 @@ const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 /** Top-level key codes below 0: not kept (-1), or header object number -code - 2. */
 const NOT_KEPT = -1;
 
-/** Keys of one length, as bytes, with what each one maps to. */
-type KeyTable = ({ bytes: Uint8Array; code: number }[] | undefined)[];
+interface KeyEntry {
+  bytes: Uint8Array;
+  code: number;
+}
 
-function keyTable(keys: readonly string[], codes: readonly number[]): KeyTable {
-  const table: KeyTable = [];
-  keys.forEach((key, i) => {
-    const bytes = Buffer.from(key, 'latin1');
-    (table[bytes.length] ??= []).push({ bytes, code: codes[i] as number });
-  });
-  return table;
+/** Keys by length, as bytes, with what each one maps to. */
+type KeyTable = (KeyEntry[] | undefined)[];
+
+/** A key that is not plain (escaped, or non-ASCII where that matters): the line goes to JSON.parse. */
+const BAD_KEY = -0x7fffffff;
+/** Key positions remembered per object: lines hold a handful of keys, a pathological one is not learnt from. */
+const PREDICTED_KEYS = 64;
+
+/**
+ * Reads the keys of one kind of object (the top level, or one header object). Gateways write the same keys
+ * in the same order on every line, so the key the same position held in the previous line is tried first:
+ * a byte compare up to its closing quote, instead of finding the quote and then looking the key up.
+ */
+class KeyReader {
+  private readonly table: KeyTable = [];
+  private readonly predicted: (KeyEntry | undefined)[] = [];
+  /** Index after the closing quote of the key last read. */
+  after = 0;
+
+  constructor(
+    keys: readonly string[],
+    codes: readonly number[],
+    /** ASCII letters match in any case (header names). */
+    private readonly fold: boolean,
+    /** A non-ASCII key is simply not kept (top level), rather than left to JSON.parse (header names, lower-cased there). */
+    private readonly nonAsciiNotKept: boolean,
+  ) {
+    keys.forEach((key, i) => {
+      const bytes = Buffer.from(key, 'latin1');
+      (this.table[bytes.length] ??= []).push({ bytes, code: codes[i] as number });
+    });
+  }
+
+  /** The code of the key whose opening quote is at i, the n-th key of its object: NOT_KEPT, BAD_KEY, or its code. */
+  read(buf: Uint8Array, i: number, end: number, n: number): number {
+    const s = i + 1;
+    const p = this.predicted[n];
+    if (p !== undefined) {
+      const bytes = p.bytes;
+      const len = bytes.length;
+      if (s + len < end && buf[s + len] === QUOTE) {
+        let j = 0;
+        while (j < len && buf[s + j] === bytes[j]) j++;
+        if (j === len) {
+          this.after = s + len + 1;
+          return p.code;
+        }
+      }
+    }
+    const keyEnd = plainStringEnd(buf, s, end);
+    if (keyEnd === FAIL) return BAD_KEY;
+    const b = buf[keyEnd];
+    let entry: KeyEntry | undefined;
+    if (b === QUOTE) {
+      entry = lookup(this.table, buf, s, keyEnd, this.fold);
+      this.after = keyEnd + 1;
+    } else {
+      // An escaped key may spell a kept one: only JSON.parse can tell.
+      if (b === BACKSLASH || !this.nonAsciiNotKept) return BAD_KEY;
+      this.after = skipStringFrom(buf, keyEnd, end);
+      if (this.after === FAIL) return BAD_KEY;
+    }
+    if (n < PREDICTED_KEYS) this.predicted[n] = entry;
+    return entry === undefined ? NOT_KEPT : entry.code;
+  }
 }
 
 /** Whether a layout's keys can be matched byte for byte as JSON.parse + property reads would match them. */
@@ -81,8 +141,10 @@ export class RecordScanner {
   /** Byte range of each TEXT value in the last line. */
   readonly from: Int32Array;
   readonly to: Int32Array;
-  private readonly topKeys: KeyTable;
-  private readonly nameKeys: KeyTable[];
+  private readonly topKeys: KeyReader;
+  private readonly nameKeys: KeyReader[];
+  /** Names per header object. */
+  private readonly nameCount: readonly number[];
   private readonly recent: string[][];
   private readonly recentNext: Int32Array;
   /** The line being read; only valid until the next scan. */
@@ -103,12 +165,15 @@ export class RecordScanner {
     this.to = new Int32Array(n);
     this.recent = Array.from({ length: n }, () => []);
     this.recentNext = new Int32Array(n);
-    this.topKeys = keyTable(
+    this.topKeys = new KeyReader(
       [...layout.fields, ...layout.headerObjects.map((h) => h.key)],
       [...layout.fields.map((_, i) => i), ...layout.headerObjects.map((_, g) => -g - 2)],
+      false,
+      true,
     );
     this.objectSeen = layout.headerObjects.map(() => false);
-    this.nameKeys = layout.headerObjects.map((h) => keyTable(h.names, h.names.map((_, i) => i)));
+    this.nameKeys = layout.headerObjects.map((h) => new KeyReader(h.names, h.names.map((_, i) => i), true, false));
+    this.nameCount = layout.headerObjects.map((h) => h.names.length);
   }
 
   /** Reads buf[start, end); true when every kept value was read exactly, false to take the JSON.parse path. */
@@ -147,16 +212,12 @@ export class RecordScanner {
   private topObject(buf: Buffer, i: number, end: number): number {
     i = ws(buf, i, end);
     if (buf[i] === RBRACE && i < end) return i + 1;
-    for (;;) {
+    const keys = this.topKeys;
+    for (let n = 0; ; n++) {
       if (i >= end || buf[i] !== QUOTE) return FAIL;
-      const keyEnd = plainStringEnd(buf, i + 1, end);
-      // An escaped key may spell a kept one: only JSON.parse can tell.
-      if (keyEnd === FAIL || buf[keyEnd] === BACKSLASH) return FAIL;
-      const code = buf[keyEnd] === QUOTE ? lookup(this.topKeys, buf, i + 1, keyEnd, false) : NOT_KEPT;
-      // A non-ASCII key is never a kept one: skip the rest of it.
-      const afterKey = buf[keyEnd] === QUOTE ? keyEnd + 1 : skipStringFrom(buf, keyEnd, end);
-      if (afterKey === FAIL) return FAIL;
-      i = ws(buf, afterKey, end);
+      const code = keys.read(buf, i, end, n);
+      if (code === BAD_KEY) return FAIL;
+      i = ws(buf, keys.after, end);
       if (i >= end || buf[i] !== COLON) return FAIL;
       i = ws(buf, i + 1, end);
       if (code >= 0) i = this.value(buf, i, end, code);
@@ -204,20 +265,20 @@ export class RecordScanner {
    */
   private headerObject(buf: Buffer, i: number, end: number, g: number): number {
     const base = this.headerBase[g] as number;
-    const names = this.nameKeys[g] as KeyTable;
+    const names = this.nameKeys[g] as KeyReader;
+    const count = this.nameCount[g] as number;
     const values = this.values;
-    for (let k = base; k < base + names.length; k++) values[k] = undefined;
+    for (let k = base; k < base + count; k++) values[k] = undefined;
     this.objectSeen[g] = i < end && buf[i] === LBRACE;
     if (!this.objectSeen[g]) return this.skip(buf, i, end, 1);
     i = ws(buf, i + 1, end);
     if (buf[i] === RBRACE && i < end) return i + 1;
-    for (;;) {
+    for (let n = 0; ; n++) {
       if (i >= end || buf[i] !== QUOTE) return FAIL;
-      const keyEnd = plainStringEnd(buf, i + 1, end);
       // Escapes and non-ASCII names: lower-casing them is JSON.parse + toLowerCase()'s business.
-      if (keyEnd === FAIL || buf[keyEnd] !== QUOTE) return FAIL;
-      const m = lookup(names, buf, i + 1, keyEnd, true);
-      i = ws(buf, keyEnd + 1, end);
+      const m = names.read(buf, i, end, n);
+      if (m === BAD_KEY) return FAIL;
+      i = ws(buf, names.after, end);
       if (i >= end || buf[i] !== COLON) return FAIL;
       i = ws(buf, i + 1, end);
       if (m === NOT_KEPT) i = this.skip(buf, i, end, 2);
@@ -336,12 +397,15 @@ function ws(buf: Uint8Array, i: number, end: number): number {
 function plainStringEnd(buf: Uint8Array, i: number, end: number): number {
   while (i < end) {
     const b = buf[i] as number;
-    if (b === QUOTE || b === BACKSLASH || b >= 0x80) return i;
-    if (b < 0x20) return FAIL;
+    // One table load per byte: this loop reads most of every line.
+    if (STRING_STOP[b] !== 0) return b < 0x20 ? FAIL : i;
     i++;
   }
   return FAIL;
 }
+
+/** Bytes that end a plain ASCII run inside a string: controls, the quote, the backslash, and ≥ 0x80. */
+const STRING_STOP = Uint8Array.from({ length: 256 }, (_, b) => (b < 0x20 || b === QUOTE || b === BACKSLASH || b >= 0x80 ? 1 : 0));
 
 /**
  * Skips the rest of a string that is not kept, from any byte inside it; returns the index after its closing
@@ -386,11 +450,12 @@ const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 const NULL = Buffer.from('null');
 
-/** The code of key bytes [s, e) in the table, or NOT_KEPT; `fold`: ASCII letters match in any case. */
-function lookup(table: KeyTable, buf: Uint8Array, s: number, e: number, fold: boolean): number {
+/** The entry of key bytes [s, e) in the table; `fold`: ASCII letters match in any case. */
+function lookup(table: KeyTable, buf: Uint8Array, s: number, e: number, fold: boolean): KeyEntry | undefined {
   const candidates = table[e - s];
-  if (candidates === undefined) return NOT_KEPT;
-  for (const { bytes, code } of candidates) {
+  if (candidates === undefined) return undefined;
+  for (const entry of candidates) {
+    const bytes = entry.bytes;
     let j = 0;
     const len = bytes.length;
     if (fold) {
@@ -402,7 +467,7 @@ function lookup(table: KeyTable, buf: Uint8Array, s: number, e: number, fold: bo
     } else {
       while (j < len && buf[s + j] === bytes[j]) j++;
     }
-    if (j === len) return code;
+    if (j === len) return entry;
   }
-  return NOT_KEPT;
+  return undefined;
 }
