@@ -4,14 +4,14 @@
 // Absolute numbers drift ±25 % between runs on shared 2-core machines, so the targets are ratios of
 // contenders run in alternation (A B C, B C A, C A B, …) and compared round by round.
 //
-//   npm run bench [-- --lines N] [--rounds R] [--no-mtail] [--no-prototypes] [--no-live] [--growth]
+//   npm run bench [-- --lines N] [--rounds R] [--no-mtail] [--no-one-thread] [--no-live] [--growth]
 //                    [--compare BIN] [--json FILE]
 //
 //   --lines N    lines in the generated log (default 1 000 000, ~357 MB)
 //   --rounds R   alternating rounds (default 5)
 //   --no-mtail   skip mtail (it is ~5× slower than the rest, so it dominates the run time)
-//   --no-prototypes  skip the what-if row (bench/prototypes/: `report` on two threads); a measurement
-//                for a decision, not the product
+//   --no-one-thread  skip the row of `report` held to one thread (ZP_REPORT_PARALLEL_MIN_BYTES): the
+//                figure to compare per core, as `report` reads files ≥ 32 MiB on two threads
 //   --no-live    skip the live (serve) measurements
 //   --growth     only the memory-growth run: one `report` over the log with RSS sampled as it runs
 //                (use with --lines 10000000)
@@ -35,14 +35,14 @@ const CLI = join(ROOT, 'bin', 'zero-plane-exporter.js');
 const TIME = '/usr/bin/time';
 
 function parseArgs(argv) {
-  const a = { lines: 1_000_000, rounds: 5, mtail: true, prototypes: true, live: true, growth: false, compare: undefined, json: undefined };
+  const a = { lines: 1_000_000, rounds: 5, mtail: true, oneThread: true, live: true, growth: false, compare: undefined, json: undefined };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
     if (flag === '--lines') a.lines = Number(value());
     else if (flag === '--rounds') a.rounds = Number(value());
     else if (flag === '--no-mtail') a.mtail = false;
-    else if (flag === '--no-prototypes') a.prototypes = false;
+    else if (flag === '--no-one-thread') a.oneThread = false;
     else if (flag === '--no-live') a.live = false;
     else if (flag === '--growth') a.growth = true;
     else if (flag === '--json') a.json = value();
@@ -89,9 +89,9 @@ async function warmPageCache(file) {
 }
 
 /** Runs one command under GNU time; wall and CPU seconds, peak RSS, and its stdout. */
-function timed(cmd, args) {
+function timed(cmd, args, env = {}) {
   const out = join(DATA, `time-${process.pid}.txt`);
-  const r = spawnSync(TIME, ['-f', '%e %U %S %M', '-o', out, cmd, ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(TIME, ['-f', '%e %U %S %M', '-o', out, cmd, ...args], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, ...env } });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
   const [wall, user, sys, maxKiB] = readFileSync(out, 'utf8').trim().split('\n').pop().split(' ').map(Number);
   rmSync(out, { force: true });
@@ -99,7 +99,7 @@ function timed(cmd, args) {
 }
 
 /** Each contender: how to run it, and how to read the counts it printed (checked against the report). */
-function contenders(file, withMtail, withPrototypes, compareBin) {
+function contenders(file, withMtail, withOneThread, compareBin) {
   const reportCounts = (stdout) => {
     const r = JSON.parse(stdout);
     return { lines: r.lines, requests: r.requests, hits: r.hits, degraded: r.degradedCount };
@@ -126,15 +126,13 @@ function contenders(file, withMtail, withPrototypes, compareBin) {
       counts: reportCounts,
     });
   }
-  if (withPrototypes) {
-    list.push(
-      {
-        key: 'parallel',
-        label: 'prototype: `report` on 2 threads, halves merged (bench/prototypes/parallel-report.mjs)',
-        run: () => timed(process.execPath, [join(ROOT, 'bench', 'prototypes', 'parallel-report.mjs'), file]),
-        counts: reportCounts,
-      },
-    );
+  if (withOneThread) {
+    list.push({
+      key: 'oneThread',
+      label: '`report` held to one thread',
+      run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file], { ZP_REPORT_PARALLEL_MIN_BYTES: String(Number.MAX_SAFE_INTEGER) }),
+      counts: reportCounts,
+    });
   }
   if (withMtail) {
     list.push({
@@ -179,7 +177,7 @@ function machine() {
 const fmt = (x, digits = 0) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 async function offline(args, logFile) {
-  const list = contenders(logFile.file, args.mtail, args.prototypes, args.compare);
+  const list = contenders(logFile.file, args.mtail, args.oneThread, args.compare);
   const rounds = [];
   for (let r = 0; r < args.rounds; r++) {
     // Rotate who goes first, so no contender always runs right after the heaviest one.
@@ -232,9 +230,9 @@ function summarize(args, logFile, rounds) {
     ratios.compareVsBaseline = paired('compare', 'baseline');
     ratios.reportVsCompare = paired('report', 'compare');
   }
-  if (keys.includes('parallel')) {
-    ratios.parallelVsBaseline = paired('parallel', 'baseline');
-    ratios.parallelVsReport = paired('parallel', 'report');
+  if (keys.includes('oneThread')) {
+    ratios.oneThreadVsBaseline = paired('oneThread', 'baseline');
+    ratios.reportVsOneThread = paired('report', 'oneThread');
   }
   return { rows, ratios };
 }
@@ -261,9 +259,9 @@ function offlineTable(args, logFile, s, list) {
     lines.push(row('compared build ÷ readline+JSON.parse', s.ratios.compareVsBaseline));
     lines.push(row('report ÷ compared build', s.ratios.reportVsCompare));
   }
-  if (s.ratios.parallelVsBaseline) {
-    lines.push(row('prototype 2-thread report ÷ readline+JSON.parse', s.ratios.parallelVsBaseline));
-    lines.push(row('prototype 2-thread report ÷ report', s.ratios.parallelVsReport));
+  if (s.ratios.oneThreadVsBaseline) {
+    lines.push(row('report held to one thread ÷ readline+JSON.parse', s.ratios.oneThreadVsBaseline));
+    lines.push(row('report (two threads) ÷ report held to one thread', s.ratios.reportVsOneThread));
   }
   return lines.join('\n');
 }
@@ -329,7 +327,7 @@ async function main() {
     const s = summarize(args, logFile, rounds);
     results.rounds = rounds;
     results.summary = s;
-    out.push('', '### One-shot (`report`) throughput', '', offlineTable(args, logFile, s, contenders(logFile.file, args.mtail, args.prototypes, args.compare)));
+    out.push('', '### One-shot (`report`) throughput', '', offlineTable(args, logFile, s, contenders(logFile.file, args.mtail, args.oneThread, args.compare)));
     if (args.live) {
       log('live mode (serve) …');
       const live = await runLive({ root: ROOT, cli: CLI, dataDir: DATA, log });
