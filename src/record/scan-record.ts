@@ -36,6 +36,8 @@ const MAX_FAST_DIGITS = 15;
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 /** Top-level key codes below 0: not kept (-1), or header object number -code - 2. */
 const NOT_KEPT = -1;
+/** members() of the top-level object (header objects are numbered from 0). */
+const TOP = -1;
 
 interface KeyEntry {
   bytes: Uint8Array;
@@ -184,7 +186,7 @@ export class RecordScanner {
     for (let g = 0; g < this.objectSeen.length; g++) this.objectSeen[g] = false;
     let i = ws(buf, start, end);
     if (i >= end || buf[i] !== LBRACE) return false;
-    i = this.topObject(buf, i + 1, end);
+    i = this.members(buf, i + 1, end, TOP);
     return i !== FAIL && ws(buf, i, end) === end;
   }
 
@@ -208,11 +210,14 @@ export class RecordScanner {
     return made;
   }
 
-  /** The members of the top-level object, from after its `{`; returns the index after its `}`. */
-  private topObject(buf: Buffer, i: number, end: number): number {
+  /**
+   * The members of an object from after its `{`, returning the index after its `}`: the top level when g is
+   * TOP, else header object g (whose names are read in any case).
+   */
+  private members(buf: Buffer, i: number, end: number, g: number): number {
     i = ws(buf, i, end);
     if (buf[i] === RBRACE && i < end) return i + 1;
-    const keys = this.topKeys;
+    const keys = g === TOP ? this.topKeys : (this.nameKeys[g] as KeyReader);
     for (let n = 0; ; n++) {
       if (i >= end || buf[i] !== QUOTE) return FAIL;
       const code = keys.read(buf, i, end, n);
@@ -220,9 +225,7 @@ export class RecordScanner {
       i = ws(buf, keys.after, end);
       if (i >= end || buf[i] !== COLON) return FAIL;
       i = ws(buf, i + 1, end);
-      if (code >= 0) i = this.value(buf, i, end, code);
-      else if (code === NOT_KEPT) i = this.skip(buf, i, end, 1);
-      else i = this.headerObject(buf, i, end, -code - 2);
+      i = g === TOP ? this.topMember(buf, i, end, code) : this.headerMember(buf, i, end, g, code);
       if (i === FAIL) return FAIL;
       i = ws(buf, i, end);
       if (i >= end) return FAIL;
@@ -232,6 +235,13 @@ export class RecordScanner {
       }
       return buf[i] === RBRACE ? i + 1 : FAIL;
     }
+  }
+
+  /** A top-level member's value: kept (code ≥ 0), skipped, or a header object (code -g - 2). */
+  private topMember(buf: Buffer, i: number, end: number, code: number): number {
+    if (code >= 0) return this.value(buf, i, end, code);
+    if (code === NOT_KEPT) return this.skip(buf, i, end, 1);
+    return this.headerObject(buf, i, end, -code - 2);
   }
 
   /** A kept value: a plain string, an object (NESTED), a number, true, false or null. Arrays fail. */
@@ -265,35 +275,20 @@ export class RecordScanner {
    */
   private headerObject(buf: Buffer, i: number, end: number, g: number): number {
     const base = this.headerBase[g] as number;
-    const names = this.nameKeys[g] as KeyReader;
-    const count = this.nameCount[g] as number;
     const values = this.values;
-    for (let k = base; k < base + count; k++) values[k] = undefined;
+    for (let k = base; k < base + (this.nameCount[g] as number); k++) values[k] = undefined;
     this.objectSeen[g] = i < end && buf[i] === LBRACE;
     if (!this.objectSeen[g]) return this.skip(buf, i, end, 1);
-    i = ws(buf, i + 1, end);
-    if (buf[i] === RBRACE && i < end) return i + 1;
-    for (let n = 0; ; n++) {
-      if (i >= end || buf[i] !== QUOTE) return FAIL;
-      // Escapes and non-ASCII names: lower-casing them is JSON.parse + toLowerCase()'s business.
-      const m = names.read(buf, i, end, n);
-      if (m === BAD_KEY) return FAIL;
-      i = ws(buf, names.after, end);
-      if (i >= end || buf[i] !== COLON) return FAIL;
-      i = ws(buf, i + 1, end);
-      if (m === NOT_KEPT) i = this.skip(buf, i, end, 2);
-      // A name given twice (in any case) is combined by the JSON.parse path.
-      else if (values[base + m] !== undefined) return FAIL;
-      else i = this.value(buf, i, end, base + m);
-      if (i === FAIL) return FAIL;
-      i = ws(buf, i, end);
-      if (i >= end) return FAIL;
-      if (buf[i] === COMMA) {
-        i = ws(buf, i + 1, end);
-        continue;
-      }
-      return buf[i] === RBRACE ? i + 1 : FAIL;
-    }
+    return this.members(buf, i + 1, end, g);
+  }
+
+  /** A header object's member: name m's value, or skipped. */
+  private headerMember(buf: Buffer, i: number, end: number, g: number, m: number): number {
+    if (m === NOT_KEPT) return this.skip(buf, i, end, 2);
+    const k = (this.headerBase[g] as number) + m;
+    // A name given twice (in any case) is combined by the JSON.parse path.
+    if (this.values[k] !== undefined) return FAIL;
+    return this.value(buf, i, end, k);
   }
 
   /** Skips (and validates) any JSON value. */
