@@ -3,7 +3,9 @@ import { parseConfig } from '../src/config/load.js';
 import { defaultConfig } from '../src/config/schema.js';
 import { histogramBuckets, thresholds } from '../src/metrics/buckets.js';
 import { ExporterMetrics } from '../src/metrics/exporter-metrics.js';
-import { HistogramFamily } from '../src/metrics/families.js';
+import { Registry, type Metric } from 'prom-client';
+import { exposedText } from '../src/metrics/exposition.js';
+import { CounterFamily, GaugeFamily, HistogramFamily, type ExposedFamily } from '../src/metrics/families.js';
 import { buildRegistry } from '../src/metrics/registry.js';
 
 describe('histogram buckets', () => {
@@ -63,5 +65,38 @@ describe('exposition', () => {
     const text = await buildRegistry(m.families(), 'test').metrics();
     expect(text).toContain('zero_plane_opt_in_header_total{state="malformed",defect="invisible_char"} 0');
     expect(text).toContain('zero_plane_exporter_parse_errors_total{reason="too_long"} 0');
+  });
+
+  it('is the very text prom-client writes for the same families (escapes, NaN, ±Inf, no labels, updates)', async () => {
+    const odd = ['plain', 'quote " and \\ backslash', 'new\nline', 'ünïcödé ✓', '', '__other__'];
+    const counter = new CounterFamily('c_total', 'help with \\ and\nnewline', ['a', 'b']);
+    const gauge = new GaugeFamily('g', 'a gauge', ['a']);
+    const bare = new CounterFamily('bare_total', 'no labels', []);
+    const histogram = new HistogramFamily('h_seconds', 'h', ['a'], [0.1, 0.25, 1]);
+    const unlabelled = new HistogramFamily('u_seconds', 'u', [], [0.5]);
+    odd.forEach((v, i) => {
+      counter.inc([v, odd[(i + 1) % odd.length] as string], i + 0.5);
+      gauge.set([v], [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, 1e21, 1.5e-7][i] as number);
+      histogram.observe([v], i / 4);
+    });
+    bare.inc([]);
+    unlabelled.observe([], 0.3);
+    const families = [counter, gauge, bare, histogram, unlabelled];
+    const reference = async (): Promise<string> => {
+      const r = new Registry();
+      // The same duck-typed adapter the exporter used before it wrote the text itself.
+      for (const f of families) r.registerMetric({ name: f.name, get: async () => ({ ...f.expose(), aggregator: 'sum' }) } as unknown as Metric);
+      return r.metrics();
+    };
+    const ours = (): string => `${families.map((f) => f.text()).join('\n\n')}\n`;
+    expect(ours()).toBe(await reference());
+    // Label text is kept per series: values changed after a scrape show, new series appear.
+    counter.inc(['plain', 'quote " and \\ backslash'], 2);
+    histogram.observe(['brand new'], 0.2);
+    expect(ours()).toBe(await reference());
+    const small: ExposedFamily = { name: 'w', help: 'window', type: 'gauge', values: [{ value: 0.25, labels: { model: 'm"' } }, { value: 1, labels: {} }] };
+    const r = new Registry();
+    r.registerMetric({ name: 'w', get: async () => ({ ...small, aggregator: 'sum' }) } as unknown as Metric);
+    expect(`${exposedText(small)}\n`).toBe(await r.metrics());
   });
 });

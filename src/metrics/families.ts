@@ -1,5 +1,6 @@
 // Plain labelled counters, gauges and histograms for the per-line hot path: a Map lookup and an add,
-// no prom-client objects. They are turned into exposition only at scrape time (see registry.ts).
+// no prom-client objects. They are turned into exposition only at scrape time (text(), exposition.ts).
+import { familyHeader, labelText, valueText } from './exposition.js';
 
 export interface ExposedValue {
   value: number;
@@ -30,13 +31,16 @@ type Series = SeriesHandle;
 
 abstract class ScalarFamily {
   protected readonly series = new Map<string, Series>();
+  private readonly labelTexts: LabelTexts;
 
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
     private readonly type: 'counter' | 'gauge',
-  ) {}
+  ) {
+    this.labelTexts = new LabelTexts(labelNames);
+  }
 
   /** The current value of one series (0 when it was never touched). */
   get(values: readonly string[]): number {
@@ -97,6 +101,16 @@ abstract class ScalarFamily {
       type: this.type,
       values: [...this.series.values()].map((s) => ({ value: s.value, labels: labelObject(this.labelNames, s.labels) })),
     };
+  }
+
+  /** The family in the text format; each series' label text is escaped once and kept. */
+  text(): string {
+    let out = familyHeader(this.name, this.help, this.type);
+    for (const s of this.series.values()) {
+      const labels = this.labelTexts.of(s);
+      out += `\n${this.name}${labels === '' ? '' : `{${labels}}`} ${valueText(s.value)}`;
+    }
+    return out;
   }
 }
 
@@ -170,6 +184,7 @@ export interface HistogramRow {
 export class HistogramFamily {
   private readonly series = new Map<string, HistogramSeries>();
   private readonly leLabels: string[];
+  private readonly labelTexts: LabelTexts;
 
   constructor(
     readonly name: string,
@@ -178,6 +193,7 @@ export class HistogramFamily {
     readonly bounds: readonly number[],
   ) {
     this.leLabels = bounds.map(String);
+    this.labelTexts = new LabelTexts(labelNames);
   }
 
   observe(values: readonly string[], v: number): void {
@@ -252,6 +268,40 @@ export class HistogramFamily {
       values.push({ value: s.count, labels, metricName: `${this.name}_count` });
     }
     return { name: this.name, help: this.help, type: 'histogram', values };
+  }
+
+  /** The family in the text format, as expose() would be formatted; label text kept per series. */
+  text(): string {
+    let out = familyHeader(this.name, this.help, 'histogram');
+    const n = this.name;
+    for (const s of this.series.values()) {
+      const labels = this.labelTexts.of(s);
+      const open = labels === '' ? '{' : `{${labels},`;
+      let acc = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        acc += s.counts[i] as number;
+        out += `\n${n}_bucket${open}le="${this.leLabels[i] as string}"} ${valueText(acc)}`;
+      }
+      const plain = labels === '' ? '' : `{${labels}}`;
+      out += `\n${n}_bucket${open}le="+Inf"} ${valueText(s.count)}\n${n}_sum${plain} ${valueText(s.sum)}\n${n}_count${plain} ${valueText(s.count)}`;
+    }
+    return out;
+  }
+}
+
+/** The escaped label text of each series, made on its first exposition. */
+class LabelTexts {
+  private readonly texts = new WeakMap<{ readonly labels: readonly string[] }, string>();
+
+  constructor(private readonly names: readonly string[]) {}
+
+  of(series: { readonly labels: readonly string[] }): string {
+    let t = this.texts.get(series);
+    if (t === undefined) {
+      t = labelText(this.names, series.labels);
+      this.texts.set(series, t);
+    }
+    return t;
   }
 }
 

@@ -1,16 +1,25 @@
-// The prom-client edge: our plain families are handed to a prom-client Registry, which formats them
-// beside its default process metrics. Nothing here runs per line.
-import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
+// What /metrics serves: prom-client's default process metrics, then our families in the text format
+// (exposition.ts). Nothing here runs per line.
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { exposedText } from './exposition.js';
 import type { ExposedFamily } from './families.js';
 
 export interface Exposable {
   readonly name: string;
   expose(): ExposedFamily;
+  /** The family already in the text format, when it can write it faster than expose() is formatted. */
+  text?(): string;
 }
 
-export function buildRegistry(families: readonly Exposable[], version: string): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+/** The body of a scrape, and its content type. */
+export interface MetricsEndpoint {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
+
+export function buildRegistry(families: readonly Exposable[], version: string): MetricsEndpoint {
+  const defaults = new Registry();
+  collectDefaultMetrics({ register: defaults });
   const buildInfo: Exposable = {
     name: 'zero_plane_exporter_build_info',
     expose: () => ({
@@ -20,11 +29,13 @@ export function buildRegistry(families: readonly Exposable[], version: string): 
       values: [{ value: 1, labels: { version, nodejs: process.version } }],
     }),
   };
-  for (const family of [...families, buildInfo]) {
-    const adapter = { name: family.name, get: async () => ({ ...family.expose(), aggregator: 'sum' as const }) };
-    // prom-client's Registry reads only `name` and `get()` from a metric; its typings name only its own
-    // classes, so this duck-typed adapter needs the cast.
-    registry.registerMetric(adapter as unknown as Metric);
-  }
-  return registry;
+  const all = [...families, buildInfo];
+  return {
+    contentType: defaults.contentType,
+    async metrics() {
+      // prom-client separates families with a blank line and ends with a newline; so do we.
+      const ours = all.map((f) => (f.text === undefined ? exposedText(f.expose()) : f.text()));
+      return `${(await defaults.metrics()).trimEnd()}\n\n${ours.join('\n\n')}\n`;
+    },
+  };
 }

@@ -5,7 +5,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Router } from 'express';
-import type { Registry } from 'prom-client';
+import type { MetricsEndpoint } from '../metrics/registry.js';
 import type { Logger } from './logger.js';
 import { clientCertificateProblem, type TlsSettings } from './web-config.js';
 
@@ -14,7 +14,7 @@ export interface HttpOptions {
   headers?: Readonly<Record<string, string>>;
   /** Runs before every route, unknown paths included (basic auth). */
   guard?: RequestHandler;
-  registry: Registry;
+  registry: MetricsEndpoint;
   telemetryPath: string;
   /** Called before each scrape so window gauges are computed at scrape time. */
   beforeScrape: () => void;

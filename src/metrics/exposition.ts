@@ -1,0 +1,41 @@
+// The Prometheus text format of our families, written directly. prom-client formatted every label of
+// every series on every scrape (~15 of ~17 ms at 5,300 series); here a series' label text is escaped once
+// and kept, and values are written as prom-client writes them, so the output is the same text.
+import type { ExposedFamily } from './families.js';
+
+/** Label pairs as they appear between the braces: `a="x",b="y"`, escaped like prom-client. */
+export function labelText(names: readonly string[], values: readonly string[]): string {
+  let out = '';
+  for (let i = 0; i < names.length; i++) out += `${i === 0 ? '' : ','}${names[i] as string}="${escapeLabelValue(values[i] as string)}"`;
+  return out;
+}
+
+/** A sample value as prom-client writes it (`Nan`, `+Inf`, `-Inf`, else the number). */
+export function valueText(v: number): string {
+  if (Number.isNaN(v)) return 'Nan';
+  if (!Number.isFinite(v)) return v < 0 ? '-Inf' : '+Inf';
+  return `${v}`;
+}
+
+/** The `# HELP` and `# TYPE` lines of a family. */
+export function familyHeader(name: string, help: string, type: string): string {
+  return `# HELP ${escapeString(name)} ${escapeString(help)}\n# TYPE ${escapeString(name)} ${type}`;
+}
+
+/** A family given as plain data (small families: window gauges, build info), formatted in full. */
+export function exposedText(f: ExposedFamily): string {
+  let out = familyHeader(f.name, f.help, f.type);
+  for (const v of f.values) {
+    const labels = labelText(Object.keys(v.labels), Object.values(v.labels));
+    out += `\n${v.metricName ?? f.name}${labels === '' ? '' : `{${labels}}`} ${valueText(v.value)}`;
+  }
+  return out;
+}
+
+function escapeString(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+function escapeLabelValue(s: string): string {
+  return escapeString(s).replace(/"/g, '\\"');
+}
