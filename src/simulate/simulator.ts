@@ -65,14 +65,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       { body, optIn: Array.isArray(optIn) ? optIn.join(', ') : optIn, repeat: repeats.see(body) },
       { profile, faults: faults.get(), rng },
     );
-    const remaining = decision.delayMs - (performance.now() - started);
-    if (remaining > 0) {
-      try {
-        await sleep(remaining, closing.signal);
-      } catch {
-        if (closing.signal.aborted) return; // shutting down: the connection is being dropped
-        throw new Error('simulator sleep failed');
-      }
+    // Every answer goes through the sleep, for 0 ms when handling took longer than the decided delay: a
+    // test that holds answers in an injected sleep then holds all of them, however busy the machine is.
+    const remaining = Math.max(0, decision.delayMs - (performance.now() - started));
+    try {
+      await sleep(remaining, closing.signal);
+    } catch {
+      if (closing.signal.aborted) return; // shutting down: the connection is being dropped
+      throw new Error('simulator sleep failed');
     }
     if (res.destroyed) return;
     res.status(decision.status).set(decision.headers).json(decision.body);
