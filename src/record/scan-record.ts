@@ -1,5 +1,5 @@
 // Byte-level field extraction: reads the few fields a RecordParser needs straight from a line's UTF-8 bytes,
-// without decoding the line or building its object (decoding plus JSON.parse was ~55 % of `report`'s CPU).
+// without decoding the line or building its object (decoding plus JSON.parse was about half of `report`'s CPU).
 // It validates the whole line as JSON while it goes. Whatever it cannot settle exactly as JSON.parse would
 // (an escape, a non-ASCII byte or a control byte in a kept string, an array where a kept value is, a header
 // named twice, deep nesting, a top level that is not an object) makes it give up; the caller then decodes
