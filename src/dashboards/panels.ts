@@ -62,14 +62,39 @@ export function valueText(map: Record<string, { text: string; color: string }>):
   return [{ type: dashboard.MappingType.ValueToText, options }];
 }
 
+/** Red below `target`, green from it: a share that should stay high (hit rate, warm-up efficiency). */
+export function healthyFrom(target: number): Step[] {
+  return [
+    { value: null, color: 'red' },
+    { value: target, color: 'green' },
+  ];
+}
+
+/** Green below `limit`, red from it: what should stay low (degraded requests, a tail share, lag). */
+export function healthyBelow(limit: number): Step[] {
+  return [
+    { value: null, color: 'green' },
+    { value: limit, color: 'red' },
+  ];
+}
+
+/** Green from `low` up to `high`, red outside. */
+export function healthyWithin(low: number, high: number): Step[] {
+  return [
+    { value: null, color: 'red' },
+    { value: low, color: 'green' },
+    { value: high, color: 'red' },
+  ];
+}
+
 interface PanelBase {
   title: string;
   description: string;
   queries: Query[];
   unit: string;
-  /** Grid width (of 24) and height. */
-  w: number;
-  h: number;
+  /** Grid width (of 24) and height; by default half a row, 8 high. */
+  w?: number;
+  h?: number;
   decimals?: number;
   min?: number;
   max?: number;
@@ -93,7 +118,7 @@ interface CommonPanelBuilder<T> {
 }
 
 function applyBase<T extends CommonPanelBuilder<T>>(b: T, p: PanelBase): T {
-  b.title(p.title).description(p.description).datasource(DATASOURCE).unit(p.unit).span(p.w).height(p.h);
+  b.title(p.title).description(p.description).datasource(DATASOURCE).unit(p.unit).span(p.w ?? 12).height(p.h ?? 8);
   p.queries.forEach((q, i) => b.withTarget(target(q, i)));
   if (p.decimals !== undefined) b.decimals(p.decimals);
   if (p.min !== undefined) b.min(p.min);
@@ -127,6 +152,27 @@ export function statPanel(p: StatOptions): PanelDraft {
     .orientation(common.VizOrientation.Auto);
   if (p.mappings) b.mappings(p.mappings);
   return b;
+}
+
+export interface FlagStatOptions extends Omit<PanelBase, 'unit' | 'decimals'> {
+  /** How 0 and 1 read, each in its colour (which is also the background's). */
+  zero: { text: string; color: string };
+  one: { text: string; color: string };
+}
+
+/** A 0/1 state in words ("no" / "P0", "DOWN" / "up"): a sparkline of a flag says nothing. */
+export function flagStat({ zero, one, ...p }: FlagStatOptions): PanelDraft {
+  return statPanel({
+    ...p,
+    unit: 'none',
+    decimals: 0,
+    sparkline: false,
+    mappings: valueText({ '0': zero, '1': one }),
+    steps: [
+      { value: null, color: zero.color },
+      { value: 1, color: one.color },
+    ],
+  });
 }
 
 export interface TimeseriesOptions extends PanelBase {
@@ -167,6 +213,34 @@ export function timeseriesPanel(p: TimeseriesOptions): PanelDraft {
     b.overrideByRegexp(p.dashedSeries, [{ id: 'custom.lineStyle', value: { fill: 'dash', dash: [10, 10] } }]);
   }
   return b;
+}
+
+// Time series presets by what the panel plots; each sets the unit and the axis, the caller what differs.
+type TimeseriesPreset = Omit<TimeseriesOptions, 'unit'>;
+
+/** Requests (or lines) per second, stacked by a label so the total reads off the top. */
+export function stackedRates(p: TimeseriesPreset): PanelDraft {
+  return timeseriesPanel({ unit: 'reqps', min: 0, stacked: true, ...p });
+}
+
+/** Counts of events that should not happen, as bars per $__rate_interval (queries end in `> 0`: quiet is "None"). */
+export function eventBars(p: TimeseriesPreset): PanelDraft {
+  return timeseriesPanel({ unit: 'short', min: 0, noValue: 'None', bars: true, ...p });
+}
+
+/** A share (0–1) from zero up; the top follows the data, since these stay small. */
+export function sharePanel(p: TimeseriesPreset): PanelDraft {
+  return timeseriesPanel({ unit: 'percentunit', min: 0, ...p });
+}
+
+/** A share that should reach `target` (dashed line), up to 1; the bottom follows the data to show dips. */
+export function targetSharePanel({ target, ...p }: TimeseriesPreset & { target: number }): PanelDraft {
+  return timeseriesPanel({ unit: 'percentunit', max: 1, steps: healthyFrom(target), ...p });
+}
+
+/** Seconds from zero up: latencies, lag. */
+export function secondsPanel(p: TimeseriesPreset): PanelDraft {
+  return timeseriesPanel({ unit: 's', min: 0, ...p });
 }
 
 export interface HeatmapOptions extends PanelBase {

@@ -32,6 +32,12 @@ export function increase(selector: string, window: string = RATE_INTERVAL): stri
   return `increase(${selector}[${window}])`;
 }
 
+/** `sum(rate(numerator)) / sum(rate(denominator))` on three lines, both sides summed `by` the same labels. */
+export function ratioOfRates(numerator: string, denominator: string, by?: string): string {
+  const sum = (selector: string) => `sum${by ? ` by (${by}) ` : ''}(${rate(selector)})`;
+  return `${sum(numerator)}\n/\n${sum(denominator)}`;
+}
+
 
 
 /** Recording rules (and the P0 alert's condition) the dashboards read, named after `pack.rateWindow`. */
