@@ -3,8 +3,21 @@
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
-import { buildDashboard, statPanel, timeseriesPanel, valueText, type Section } from './panels.js';
-import { P0_ALERT, P99_TAIL, rate, ruleNames, sel, increase } from './queries.js';
+import {
+  buildDashboard,
+  eventBars,
+  flagStat,
+  healthyBelow,
+  healthyFrom,
+  healthyWithin,
+  sharePanel,
+  stackedRates,
+  statPanel,
+  targetSharePanel,
+  timeseriesPanel,
+  type Section,
+} from './panels.js';
+import { P0_ALERT, P99_TAIL, rate, ratioOfRates, ruleNames, sel, increase } from './queries.js';
 import { bandSteps, describeBand, pct, TAGS } from './shared.js';
 
 export const OVERVIEW_UID = 'zero-plane-overview';
@@ -17,6 +30,8 @@ export function overviewDashboard(config: Config) {
   const job = sel(r.requests, ['job']);
   const perJob = `Per job, exactly what the alert rules evaluate (recording rules over ${w}); the model, route and cohort filters do not apply.`;
   const all = ['job', 'model', 'route', 'cohort'] as const;
+  /** A recording rule's series for the selected jobs, one per job. */
+  const perJobRule = (rule: string) => ({ expr: sel(rule, ['job']), legend: '{{job}}' });
   /** Keeps a per-job 0 where `x` has no series, for the selected jobs only. */
   const zeroPerJob = (x: string) => `(\n${x}\nor\n0 * ${r.requests}\n)\nand on (job)\n${job}`;
 
@@ -26,16 +41,13 @@ export function overviewDashboard(config: Config) {
       statPanel({
         title: 'Hit rate',
         description: `Share of requests served by Zero-Plane. Healthy ≥ ${pct(s.hitRateTarget)}. ${perJob}`,
-        queries: [{ expr: sel(r.hitRate, ['job']), legend: '{{job}}' }],
+        queries: [perJobRule(r.hitRate)],
         unit: 'percentunit',
         decimals: 2,
         min: 0,
         max: 1,
         noValue: 'No traffic',
-        steps: [
-          { value: null, color: 'red' },
-          { value: s.hitRateTarget, color: 'green' },
-        ],
+        steps: healthyFrom(s.hitRateTarget),
         w: 4,
         h: 5,
       }),
@@ -44,15 +56,11 @@ export function overviewDashboard(config: Config) {
         description:
           `(p99 of Zero-Plane latency − baseline) / baseline: p99 within ${describeBand(t, s.tolerance)} is drift within ±${pct(s.tolerance)} (green). ` +
           `An estimate (histogram_quantile interpolates inside a bucket); the alerts decide the band exactly from the buckets at the floor and ceiling. ${perJob}`,
-        queries: [{ expr: sel(r.drift, ['job']), legend: '{{job}}' }],
+        queries: [perJobRule(r.drift)],
         unit: 'percentunit',
         decimals: 1,
         noValue: 'No traffic',
-        steps: [
-          { value: null, color: 'red' },
-          { value: -s.tolerance, color: 'green' },
-          { value: s.tolerance, color: 'red' },
-        ],
+        steps: healthyWithin(-s.tolerance, s.tolerance),
         w: 4,
         h: 5,
       }),
@@ -66,10 +74,7 @@ export function overviewDashboard(config: Config) {
         decimals: 0,
         min: 0,
         noValue: 'No traffic',
-        steps: [
-          { value: null, color: 'green' },
-          { value: 1, color: 'red' },
-        ],
+        steps: healthyBelow(1),
         w: 4,
         h: 5,
       }),
@@ -78,20 +83,17 @@ export function overviewDashboard(config: Config) {
         description:
           `Warm-up hits / (hits + misses) of Zero-Plane requests. Healthy ≥ ${pct(s.warmupEfficiencyTarget)} ` +
           `(baseline ${pct(s.warmupEfficiencyBaseline)}). ${perJob}`,
-        queries: [{ expr: sel(r.warmupEfficiency, ['job']), legend: '{{job}}' }],
+        queries: [perJobRule(r.warmupEfficiency)],
         unit: 'percentunit',
         decimals: 1,
         min: 0,
         max: 1,
         noValue: 'No warm-up data',
-        steps: [
-          { value: null, color: 'red' },
-          { value: s.warmupEfficiencyTarget, color: 'green' },
-        ],
+        steps: healthyFrom(s.warmupEfficiencyTarget),
         w: 4,
         h: 5,
       }),
-      statPanel({
+      flagStat({
         title: 'P0: p99 above the ceiling with degraded requests',
         description:
           `"condition": the expression of ${P0_ALERT} holds now (more than ${pct(P99_TAIL)} of Zero-Plane requests slower than the ` +
@@ -101,33 +103,21 @@ export function overviewDashboard(config: Config) {
           { expr: zeroPerJob(`count by (job) (\n${r.p0Condition}\n)`), legend: '{{job}} condition' },
           { expr: zeroPerJob(`max by (job) (ALERTS{alertname="${P0_ALERT}", alertstate="firing"})`), legend: '{{job}} alert firing' },
         ],
-        unit: 'none',
-        decimals: 0,
         noValue: 'No traffic',
-        sparkline: false,
-        mappings: valueText({ '0': { text: 'no', color: 'green' }, '1': { text: 'P0', color: 'red' } }),
-        steps: [
-          { value: null, color: 'green' },
-          { value: 1, color: 'red' },
-        ],
+        zero: { text: 'no', color: 'green' },
+        one: { text: 'P0', color: 'red' },
         w: 4,
         h: 5,
       }),
-      statPanel({
+      flagStat({
         title: 'Non-core calls paused',
         description:
           `zero_plane_noncore_paused: the exporter's load-shedding gate pauses non-core AI calls while an alert with ` +
           `${config.gate.pauseLabel}="${config.gate.pauseValue}" fires (Alertmanager webhook). Per job.`,
         queries: [{ expr: `max by (job) (${sel('zero_plane_noncore_paused', ['job'])})`, legend: '{{job}}' }],
-        unit: 'none',
-        decimals: 0,
         noValue: 'Exporter not scraped',
-        sparkline: false,
-        mappings: valueText({ '0': { text: 'running', color: 'green' }, '1': { text: 'PAUSED', color: 'red' } }),
-        steps: [
-          { value: null, color: 'green' },
-          { value: 1, color: 'red' },
-        ],
+        zero: { text: 'running', color: 'green' },
+        one: { text: 'PAUSED', color: 'red' },
         w: 4,
         h: 5,
       }),
@@ -149,58 +139,40 @@ export function overviewDashboard(config: Config) {
         unit: 's',
         steps: bandSteps(t),
         dashedSeries: '/ baseline$/',
-        w: 12,
         h: 9,
       }),
-      timeseriesPanel({
+      sharePanel({
         title: 'Share of requests above the ceiling (exact)',
         description:
           `Share of Zero-Plane requests slower than the ceiling (${t.ceiling} s), exact from the histogram bucket at the ceiling ` +
           `(${r.aboveCeiling}). p99 is above the ceiling exactly when this is above ${pct(P99_TAIL)} (dashed line). ${perJob}`,
-        queries: [{ expr: sel(r.aboveCeiling, ['job']), legend: '{{job}}' }],
-        unit: 'percentunit',
-        min: 0,
-        steps: [
-          { value: null, color: 'green' },
-          { value: P99_TAIL, color: 'red' },
-        ],
-        w: 12,
+        queries: [perJobRule(r.aboveCeiling)],
+        steps: healthyBelow(P99_TAIL),
         h: 9,
       }),
     ],
   };
 
   const req = 'zero_plane_requests_total';
+  const warmup = 'zero_plane_warmup_total';
   const traffic: Section = {
     title: 'Traffic (filtered by job, model, route and cohort)',
     panels: [
-      timeseriesPanel({
+      stackedRates({
         title: 'Requests: Zero-Plane hit vs fallback',
         description: 'Requests per second from the gateway log, stacked: served by Zero-Plane (hit) or not (fallback). All filters apply.',
         queries: [
           { expr: `sum(${rate(sel(req, all, 'hit="true"'))})`, legend: 'hit' },
           { expr: `sum(${rate(sel(req, all, 'hit="false"'))})`, legend: 'fallback' },
         ],
-        unit: 'reqps',
-        min: 0,
-        stacked: true,
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      targetSharePanel({
         title: 'Hit rate (filtered)',
         description: `Hit rate of the selected traffic over $__rate_interval. Dashed line: the ${pct(s.hitRateTarget)} target. All filters apply.`,
-        queries: [{ expr: `sum(${rate(sel(req, all, 'hit="true"'))})\n/\nsum(${rate(sel(req, all))})`, legend: 'hit rate' }],
-        unit: 'percentunit',
-        max: 1,
-        steps: [
-          { value: null, color: 'red' },
-          { value: s.hitRateTarget, color: 'green' },
-        ],
-        w: 12,
-        h: 8,
+        queries: [{ expr: ratioOfRates(sel(req, all, 'hit="true"'), sel(req, all)), legend: 'hit rate' }],
+        target: s.hitRateTarget,
       }),
-      timeseriesPanel({
+      eventBars({
         title: 'Degraded requests (filtered)',
         description: 'Degraded requests per $__rate_interval, by model, route and cohort. Healthy: none. All filters apply.',
         queries: [
@@ -209,34 +181,19 @@ export function overviewDashboard(config: Config) {
             legend: '{{model}} {{route}} {{cohort}}',
           },
         ],
-        unit: 'short',
-        min: 0,
-        noValue: 'None',
-        bars: true,
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      targetSharePanel({
         title: 'Warm-up efficiency by model',
         description:
           `Warm-up hits / (hits + misses) of Zero-Plane requests, by model. Dashed line: the ${pct(s.warmupEfficiencyTarget)} target. ` +
           'zero_plane_warmup_total carries only a model label: the route and cohort filters do not apply.',
         queries: [
           {
-            expr:
-              `sum by (model) (${rate(sel('zero_plane_warmup_total', ['job', 'model'], 'outcome="hit"'))})\n/\n` +
-              `sum by (model) (${rate(sel('zero_plane_warmup_total', ['job', 'model']))})`,
+            expr: ratioOfRates(sel(warmup, ['job', 'model'], 'outcome="hit"'), sel(warmup, ['job', 'model']), 'model'),
             legend: '{{model}}',
           },
         ],
-        unit: 'percentunit',
-        max: 1,
-        steps: [
-          { value: null, color: 'red' },
-          { value: s.warmupEfficiencyTarget, color: 'green' },
-        ],
-        w: 12,
-        h: 8,
+        target: s.warmupEfficiencyTarget,
       }),
     ],
   };
