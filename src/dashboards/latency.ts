@@ -3,9 +3,18 @@
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
-import { buildDashboard, heatmapPanel, timeseriesPanel, type Section } from './panels.js';
+import {
+  buildDashboard,
+  healthyBelow,
+  heatmapPanel,
+  secondsPanel,
+  sharePanel,
+  targetSharePanel,
+  timeseriesPanel,
+  type Section,
+} from './panels.js';
 import { nonCanaryCohortRegex } from '../pack/rules.js';
-import { P99_TAIL, rate, sel } from './queries.js';
+import { P99_TAIL, rate, ratioOfRates, sel } from './queries.js';
 import { bandSteps, describeBand, pct, TAGS } from './shared.js';
 
 export const LATENCY_UID = 'zero-plane-latency';
@@ -41,10 +50,9 @@ export function latencyDashboard(config: Config) {
         queries: [{ expr: hitBuckets('le'), legend: '{{le}}', format: 'heatmap' }],
         unit: 'reqps',
         yUnit: 's',
-        w: 12,
         h: 10,
       }),
-      timeseriesPanel({
+      secondsPanel({
         title: 'p50 / p99 / p99.9 from the buckets',
         description:
           `Quantiles of Zero-Plane latency over $__rate_interval, interpolated inside buckets by histogram_quantile. ${band} All filters apply.`,
@@ -53,10 +61,7 @@ export function latencyDashboard(config: Config) {
           { expr: quantile(0.99), legend: 'p99' },
           { expr: quantile(0.999), legend: 'p99.9' },
         ],
-        unit: 's',
-        min: 0,
         steps: bandSteps(t),
-        w: 12,
         h: 10,
       }),
     ],
@@ -65,7 +70,7 @@ export function latencyDashboard(config: Config) {
   const window: Section = {
     title: 'The exporter\'s window (per instance, exact quantiles)',
     panels: [
-      timeseriesPanel({
+      secondsPanel({
         title: 'Window quantiles',
         description:
           `p50, p99 and p99.9 of Zero-Plane latency over the exporter's sliding window (${formatDuration(config.window.duration)}), ` +
@@ -76,22 +81,14 @@ export function latencyDashboard(config: Config) {
           { expr: sel('zero_plane_window_latency_seconds', ['job'], 'quantile="0.99"'), legend: '{{instance}} p99' },
           { expr: sel('zero_plane_window_latency_seconds', ['job'], 'quantile="0.999"'), legend: '{{instance}} p99.9' },
         ],
-        unit: 's',
-        min: 0,
         steps: bandSteps(t),
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      secondsPanel({
         title: 'Window standard deviation (σ)',
         description:
           `Standard deviation of Zero-Plane latency over the exporter's sliding window: zero_plane_window_latency_stddev_seconds. ` +
           'Deterministic latency keeps it small and flat. Per instance; only the job filter applies.',
         queries: [{ expr: sel('zero_plane_window_latency_stddev_seconds', ['job']), legend: '{{instance}} σ' }],
-        unit: 's',
-        min: 0,
-        w: 12,
-        h: 8,
       }),
     ],
   };
@@ -99,7 +96,7 @@ export function latencyDashboard(config: Config) {
   const cohorts: Section = {
     title: 'Canary cohorts against the rest',
     panels: [
-      timeseriesPanel({
+      secondsPanel({
         title: 'p99: canary cohorts vs the rest',
         description:
           `p99 of Zero-Plane latency for each canary cohort (any cohort other than ${stableList}) and for the rest together. ${band} ` +
@@ -108,13 +105,9 @@ export function latencyDashboard(config: Config) {
           { expr: quantile(0.99, 'cohort, le', canary), legend: 'canary {{cohort}}' },
           { expr: quantile(0.99, 'le', rest), legend: 'stable and no cohort' },
         ],
-        unit: 's',
-        min: 0,
         steps: bandSteps(t),
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      sharePanel({
         title: 'Share above the ceiling: canary cohorts vs the rest',
         description:
           `Share of Zero-Plane requests slower than the ceiling (${t.ceiling} s), exact from the bucket at the ceiling. ` +
@@ -124,14 +117,7 @@ export function latencyDashboard(config: Config) {
           { expr: aboveCeiling('cohort', canary), legend: 'canary {{cohort}}' },
           { expr: aboveCeiling('', rest), legend: 'stable and no cohort' },
         ],
-        unit: 'percentunit',
-        min: 0,
-        steps: [
-          { value: null, color: 'green' },
-          { value: P99_TAIL, color: 'red' },
-        ],
-        w: 12,
-        h: 8,
+        steps: healthyBelow(P99_TAIL),
       }),
     ],
   };
@@ -141,25 +127,17 @@ export function latencyDashboard(config: Config) {
     title: 'Per model and route',
     collapsed: true,
     panels: [
-      timeseriesPanel({
+      secondsPanel({
         title: 'p99 by model',
         description: `p99 of Zero-Plane latency per model. ${band} All filters apply.`,
         queries: [{ expr: quantile(0.99, 'model, le'), legend: '{{model}}' }],
-        unit: 's',
-        min: 0,
         steps: bandSteps(t),
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      secondsPanel({
         title: 'p99 by route',
         description: `p99 of Zero-Plane latency per route. ${band} All filters apply.`,
         queries: [{ expr: quantile(0.99, 'route, le'), legend: '{{route}}' }],
-        unit: 's',
-        min: 0,
         steps: bandSteps(t),
-        w: 12,
-        h: 8,
       }),
       timeseriesPanel({
         title: 'Requests by model and route',
@@ -167,26 +145,12 @@ export function latencyDashboard(config: Config) {
         queries: [{ expr: `sum by (model, route) (${rate(sel(req, all))})`, legend: '{{model}} {{route}}' }],
         unit: 'reqps',
         min: 0,
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      targetSharePanel({
         title: 'Hit rate by model and route',
         description: `Share served by Zero-Plane per model and route. Dashed line: the ${pct(s.hitRateTarget)} target. All filters apply.`,
-        queries: [
-          {
-            expr: `sum by (model, route) (${rate(sel(req, all, 'hit="true"'))})\n/\nsum by (model, route) (${rate(sel(req, all))})`,
-            legend: '{{model}} {{route}}',
-          },
-        ],
-        unit: 'percentunit',
-        max: 1,
-        steps: [
-          { value: null, color: 'red' },
-          { value: s.hitRateTarget, color: 'green' },
-        ],
-        w: 12,
-        h: 8,
+        queries: [{ expr: ratioOfRates(sel(req, all, 'hit="true"'), sel(req, all), 'model, route'), legend: '{{model}} {{route}}' }],
+        target: s.hitRateTarget,
       }),
     ],
   };
