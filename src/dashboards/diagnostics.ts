@@ -2,8 +2,19 @@
 // throttle modes, status classes, opt-in header states and defects) and the exporter's own health.
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
-import { barGaugePanel, buildDashboard, statPanel, timeseriesPanel, valueText, type Section } from './panels.js';
-import { increase, RANGE, rate, ruleNames, sel } from './queries.js';
+import {
+  barGaugePanel,
+  buildDashboard,
+  eventBars,
+  flagStat,
+  healthyBelow,
+  secondsPanel,
+  sharePanel,
+  stackedRates,
+  timeseriesPanel,
+  type Section,
+} from './panels.js';
+import { increase, RANGE, rate, ratioOfRates, ruleNames, sel } from './queries.js';
 import { pct, TAGS } from './shared.js';
 
 export const DIAGNOSTICS_UID = 'zero-plane-diagnostics';
@@ -14,19 +25,16 @@ export function diagnosticsDashboard(config: Config) {
   const all = ['job', 'model', 'route', 'cohort'] as const;
   const jobOnly = 'The counter has no model, route or cohort label: only the job filter applies.';
   const stalledAfter = config.pack.stalledAfter / 1000;
+  const req = 'zero_plane_requests_total';
+  const cached = 'zero_plane_cached_responses_total';
 
   const responses: Section = {
     title: 'Response headers',
     panels: [
-      timeseriesPanel({
+      stackedRates({
         title: 'Downgrades by reason',
         description: `Requests downgraded off Zero-Plane per second, by the ${h.downgradeReason.name} value (bounded to ${config.metrics.downgradeReasonLimit} reasons; later ones are __other__). ${jobOnly}`,
         queries: [{ expr: `sum by (reason) (${rate(sel('zero_plane_downgrades_total', ['job']))})`, legend: '{{reason}}' }],
-        unit: 'reqps',
-        min: 0,
-        stacked: true,
-        w: 12,
-        h: 8,
       }),
       barGaugePanel({
         title: 'Downgrades by reason over the time range',
@@ -43,70 +51,34 @@ export function diagnosticsDashboard(config: Config) {
         min: 0,
         noValue: 'No downgrades',
         color: 'orange',
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      stackedRates({
         title: 'Cached responses',
         description: `Responses per second with ${h.cached.name}: ${h.cached.value}. The counter has no cohort label: the cohort filter does not apply.`,
-        queries: [{ expr: `sum by (model, route) (${rate(sel('zero_plane_cached_responses_total', ['job', 'model', 'route']))})`, legend: '{{model}} {{route}}' }],
-        unit: 'reqps',
-        min: 0,
-        stacked: true,
+        queries: [{ expr: `sum by (model, route) (${rate(sel(cached, ['job', 'model', 'route']))})`, legend: '{{model}} {{route}}' }],
         w: 8,
-        h: 8,
       }),
-      timeseriesPanel({
+      sharePanel({
         title: 'Cached share of requests',
         description: 'Cached responses / all requests, for the selected jobs, models and routes (the cohort filter does not apply to either side).',
-        queries: [
-          {
-            expr:
-              `sum(${rate(sel('zero_plane_cached_responses_total', ['job', 'model', 'route']))})\n/\n` +
-              `sum(${rate(sel('zero_plane_requests_total', ['job', 'model', 'route']))})`,
-            legend: 'cached share',
-          },
-        ],
-        unit: 'percentunit',
-        min: 0,
+        queries: [{ expr: ratioOfRates(sel(cached, ['job', 'model', 'route']), sel(req, ['job', 'model', 'route'])), legend: 'cached share' }],
         w: 8,
-        h: 8,
       }),
-      timeseriesPanel({
+      stackedRates({
         title: 'Throttle modes',
         description: `Requests per second by the ${h.delayProfile.modeMember} member of ${h.delayProfile.name}. ${jobOnly}`,
         queries: [{ expr: `sum by (mode) (${rate(sel('zero_plane_throttle_mode_total', ['job']))})`, legend: '{{mode}}' }],
-        unit: 'reqps',
-        min: 0,
-        stacked: true,
         w: 8,
-        h: 8,
       }),
-      timeseriesPanel({
+      stackedRates({
         title: 'Status classes',
         description: 'Requests per second by HTTP status class, Zero-Plane hits and fallbacks together. All filters apply.',
-        queries: [{ expr: `sum by (status_class) (${rate(sel('zero_plane_requests_total', all))})`, legend: '{{status_class}}' }],
-        unit: 'reqps',
-        min: 0,
-        stacked: true,
-        w: 12,
-        h: 8,
+        queries: [{ expr: `sum by (status_class) (${rate(sel(req, all))})`, legend: '{{status_class}}' }],
       }),
-      timeseriesPanel({
+      sharePanel({
         title: 'Non-2xx share of requests',
         description: 'Share of requests whose status is not 2xx. All filters apply.',
-        queries: [
-          {
-            expr:
-              `sum(${rate(sel('zero_plane_requests_total', all, 'status_class!="2xx"'))})\n/\n` +
-              `sum(${rate(sel('zero_plane_requests_total', all))})`,
-            legend: 'non-2xx share',
-          },
-        ],
-        unit: 'percentunit',
-        min: 0,
-        w: 12,
-        h: 8,
+        queries: [{ expr: ratioOfRates(sel(req, all, 'status_class!="2xx"'), sel(req, all)), legend: 'non-2xx share' }],
       }),
     ],
   };
@@ -114,19 +86,14 @@ export function diagnosticsDashboard(config: Config) {
   const optIn: Section = {
     title: `Opt-in request header (${h.optIn.name})`,
     panels: [
-      timeseriesPanel({
+      stackedRates({
         title: 'Opt-in header states',
         description:
           `Requests per second by the state of ${h.optIn.name}: valid (exactly "${h.optIn.value}"), missing, or malformed. ` +
           `Counted only when the log carries request headers. ${jobOnly}`,
         queries: [{ expr: `sum by (state) (${rate(sel('zero_plane_opt_in_header_total', ['job']))})`, legend: '{{state}}' }],
-        unit: 'reqps',
-        min: 0,
-        stacked: true,
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      eventBars({
         title: 'Malformed opt-in headers by defect',
         description:
           `Malformed ${h.optIn.name} values per $__rate_interval, by defect (invisible_char, whitespace, case, value). ` +
@@ -137,12 +104,6 @@ export function diagnosticsDashboard(config: Config) {
             legend: '{{defect}}',
           },
         ],
-        unit: 'short',
-        min: 0,
-        noValue: 'None',
-        bars: true,
-        w: 12,
-        h: 8,
       }),
     ],
   };
@@ -150,23 +111,16 @@ export function diagnosticsDashboard(config: Config) {
   const health: Section = {
     title: 'Exporter health',
     panels: [
-      statPanel({
+      flagStat({
         title: 'Exporter scraped',
         description:
           `Whether Prometheus can scrape each exporter instance: up{${config.pack.exporterSelector}}, the series ` +
           'ZeroPlaneExporterDown alerts on (pack.exporterSelector).',
         queries: [{ expr: `up{${[config.pack.exporterSelector, 'job=~"$job"'].filter((m) => m.trim() !== '').join(', ')}}`, legend: '{{instance}}' }],
-        unit: 'none',
-        decimals: 0,
         noValue: 'No target',
-        sparkline: false,
-        mappings: valueText({ '0': { text: 'DOWN', color: 'red' }, '1': { text: 'up', color: 'green' } }),
-        steps: [
-          { value: null, color: 'red' },
-          { value: 1, color: 'green' },
-        ],
+        zero: { text: 'DOWN', color: 'red' },
+        one: { text: 'up', color: 'green' },
         w: 6,
-        h: 8,
       }),
       timeseriesPanel({
         title: 'Log lines read per source',
@@ -175,7 +129,6 @@ export function diagnosticsDashboard(config: Config) {
         unit: 'short',
         min: 0,
         w: 18,
-        h: 8,
       }),
       timeseriesPanel({
         title: 'Parse errors by reason',
@@ -185,53 +138,31 @@ export function diagnosticsDashboard(config: Config) {
         min: 0,
         noValue: 'None',
         stacked: true,
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      sharePanel({
         title: 'Parse error ratio',
         description:
           `Skipped lines / lines read over ${r.window} (${r.parseErrorRatio}), per job. ZeroPlaneParseErrorsHigh fires above ` +
           `${pct(config.signals.parseErrorRatioMax)} (dashed line).`,
         queries: [{ expr: sel(r.parseErrorRatio, ['job']), legend: '{{job}}' }],
-        unit: 'percentunit',
-        min: 0,
-        steps: [
-          { value: null, color: 'green' },
-          { value: config.signals.parseErrorRatioMax, color: 'red' },
-        ],
-        w: 12,
-        h: 8,
+        steps: healthyBelow(config.signals.parseErrorRatioMax),
       }),
-      timeseriesPanel({
+      secondsPanel({
         title: 'Read lag',
         description:
           'Age of the newest record read from each source: time() - zero_plane_exporter_last_record_timestamp_seconds (the record\'s own ' +
           `event time). ZeroPlaneLogSourceStalled fires above ${formatDuration(config.pack.stalledAfter)} (dashed line).`,
         queries: [{ expr: `time() - ${sel('zero_plane_exporter_last_record_timestamp_seconds', ['job'])}`, legend: '{{instance}} {{source}}' }],
-        unit: 's',
-        min: 0,
-        steps: [
-          { value: null, color: 'green' },
-          { value: stalledAfter, color: 'red' },
-        ],
-        w: 12,
-        h: 8,
+        steps: healthyBelow(stalledAfter),
       }),
-      timeseriesPanel({
+      eventBars({
         title: 'Label overflow',
         description:
           `Label values replaced by __other__ per $__rate_interval, by label: model, route and cohort keep at most ` +
           `${config.metrics.labelValueLimit} values each, reason ${config.metrics.downgradeReasonLimit}. Any overflow merges series.`,
         queries: [{ expr: `sum by (label) (${increase(sel('zero_plane_exporter_label_overflow_total', ['job']))}) > 0`, legend: '{{label}}' }],
-        unit: 'short',
-        min: 0,
-        noValue: 'None',
-        bars: true,
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      eventBars({
         title: 'Source errors',
         description: 'Problems reading a source (missing file, permission denied, read error) per $__rate_interval; the source is retried.',
         queries: [
@@ -240,26 +171,14 @@ export function diagnosticsDashboard(config: Config) {
             legend: '{{instance}} {{source}} {{reason}}',
           },
         ],
-        unit: 'short',
-        min: 0,
-        noValue: 'None',
-        bars: true,
-        w: 12,
-        h: 8,
       }),
-      timeseriesPanel({
+      eventBars({
         title: 'Header parse errors',
         description:
           'Structured-field headers that did not parse, per $__rate_interval, by header; the request still counts, without what the header says.',
         queries: [
           { expr: `sum by (header) (${increase(sel('zero_plane_exporter_header_parse_errors_total', ['job']))}) > 0`, legend: '{{header}}' },
         ],
-        unit: 'short',
-        min: 0,
-        noValue: 'None',
-        bars: true,
-        w: 12,
-        h: 8,
       }),
     ],
   };

@@ -218,7 +218,7 @@ export function timeseriesPanel(p: TimeseriesOptions): PanelDraft {
 // Time series presets by what the panel plots; each sets the unit and the axis, the caller what differs.
 type TimeseriesPreset = Omit<TimeseriesOptions, 'unit'>;
 
-/** Requests (or lines) per second, stacked by a label so the total reads off the top. */
+/** Requests (or responses) per second, stacked by a label so the total reads off the top. */
 export function stackedRates(p: TimeseriesPreset): PanelDraft {
   return timeseriesPanel({ unit: 'reqps', min: 0, stacked: true, ...p });
 }
