@@ -228,12 +228,12 @@ export function eventBars(p: TimeseriesPreset): PanelDraft {
   return timeseriesPanel({ unit: 'short', min: 0, noValue: 'None', bars: true, ...p });
 }
 
-/** A share (0–1) from zero up; the top follows the data, since these stay small. */
+/** A share (0–1) on an axis from 0. */
 export function sharePanel(p: TimeseriesPreset): PanelDraft {
   return timeseriesPanel({ unit: 'percentunit', min: 0, ...p });
 }
 
-/** A share that should reach `target` (dashed line), up to 1; the bottom follows the data to show dips. */
+/** A share that should reach `target` (dashed line), on an axis up to 1. */
 export function targetSharePanel({ target, ...p }: TimeseriesPreset & { target: number }): PanelDraft {
   return timeseriesPanel({ unit: 'percentunit', max: 1, steps: healthyFrom(target), ...p });
 }
