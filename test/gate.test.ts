@@ -107,12 +107,12 @@ async function start(opts: { bearerToken?: string; pauseLabel?: string; pauseVal
 }
 
 function gauge(gate: LoadSheddingGate): number[] {
-  const f = gate.paused.expose();
+  const f = gate.paused;
   expect(f.name).toBe('zero_plane_noncore_paused');
   expect(f.type).toBe('gauge');
-  return f.values.map((v) => {
-    expect(v.labels).toEqual({});
-    return v.value;
+  return f.entries().map(([labels, value]) => {
+    expect(labels).toEqual([]);
+    return value;
   });
 }
 

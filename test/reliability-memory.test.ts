@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../src/config/schema.js';
+import type { ExporterMetrics } from '../src/metrics/exporter-metrics.js';
 import { OVERFLOW_VALUE } from '../src/metrics/label-limiter.js';
 import { Pipeline } from '../src/pipeline.js';
 
@@ -37,21 +38,17 @@ function line(i: number): string {
   );
 }
 
-interface Exposable {
-  expose(): { name: string; values: Array<{ value: number; labels: Record<string, string>; metricName?: string }> };
-}
+type Family = ReturnType<ExporterMetrics['families']>[number];
 
 /** Distinct label sets of a family (a histogram's buckets, sum and count are one series). */
-function seriesOf(family: Exposable): Array<Record<string, string>> {
-  const { name, values } = family.expose();
-  return values.filter((v) => v.metricName === undefined || v.metricName === `${name}_count`).map((v) => v.labels);
+function seriesOf(family: Family): Array<Record<string, string>> {
+  const labelSets = family.entries().map((e) => (Array.isArray(e) ? e[0] : e.labels));
+  return labelSets.map((values) => Object.fromEntries(family.labelNames.map((n, i) => [n, values[i] as string])));
 }
 
-function total(family: Exposable, where: Record<string, string> = {}): number {
-  return family
-    .expose()
-    .values.filter((v) => Object.entries(where).every(([k, x]) => v.labels[k] === x))
-    .reduce((sum, v) => sum + v.value, 0);
+/** Samples /metrics shows for a family: its text lines after # HELP and # TYPE. */
+function samplesOf(family: Family): number {
+  return family.text().split('\n').length - 2;
 }
 
 describe('bounded memory', () => {
@@ -72,14 +69,14 @@ describe('bounded memory', () => {
     const after = heapAfterGc(gc);
 
     // Every line counted once, every one a record.
-    expect(total(m.lines)).toBe(LINES);
-    expect(total(m.requests)).toBe(LINES);
+    expect(m.lines.sum()).toBe(LINES);
+    expect(m.requests.sum()).toBe(LINES);
 
     // The first `limit` values of each label pass; every later one became __other__ and was counted.
-    expect(total(m.labelOverflow, { label: 'model' })).toBe(LINES - limit);
-    expect(total(m.labelOverflow, { label: 'route' })).toBe(LINES - limit);
-    expect(total(m.labelOverflow, { label: 'cohort' })).toBe(LINES - limit);
-    expect(total(m.labelOverflow, { label: 'reason' })).toBe(LINES - reasonLimit);
+    expect(m.labelOverflow.sum({ label: 'model' })).toBe(LINES - limit);
+    expect(m.labelOverflow.sum({ label: 'route' })).toBe(LINES - limit);
+    expect(m.labelOverflow.sum({ label: 'cohort' })).toBe(LINES - limit);
+    expect(m.labelOverflow.sum({ label: 'reason' })).toBe(LINES - reasonLimit);
 
     // Series: lines 0..limit-1 each make their own; all later lines share the __other__ values, split
     // only by the bounded labels (hit: 2 values, status class: 2 here).
@@ -88,9 +85,9 @@ describe('bounded memory', () => {
     expect(requests.filter((s) => s.model === OVERFLOW_VALUE)).toHaveLength(2 * 2);
     expect(seriesOf(m.duration)).toHaveLength(limit + 2);
     for (const family of m.families()) {
-      const labelled = family.expose().values.length;
+      const labelled = samplesOf(family);
       // No family may hold more than (limit + 1)² series per bounded-label combination: far below 1 per line.
-      expect(seriesOf(family).length, family.expose().name).toBeLessThanOrEqual(4 * (limit + 1) * 4);
+      expect(seriesOf(family).length, family.name).toBeLessThanOrEqual(4 * (limit + 1) * 4);
       expect(labelled).toBeLessThan(10_000);
     }
     expect(new Set(seriesOf(m.downgrades).map((s) => s.reason)).size).toBe(reasonLimit + 1);

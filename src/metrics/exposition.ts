@@ -1,8 +1,6 @@
 // The Prometheus text format of our families, written directly. prom-client formatted every label of
 // every series on every scrape (~15 of ~17 ms at 5,300 series); here a series' label text is escaped once
 // and kept, and values are written as prom-client writes them, so the output is the same text.
-import type { ExposedFamily } from './families.js';
-
 /** Label pairs as they appear between the braces: `a="x",b="y"`, escaped like prom-client. */
 export function labelText(names: readonly string[], values: readonly string[]): string {
   let out = '';
@@ -20,16 +18,6 @@ export function valueText(v: number): string {
 /** The `# HELP` and `# TYPE` lines of a family. */
 export function familyHeader(name: string, help: string, type: string): string {
   return `# HELP ${escapeString(name)} ${escapeString(help)}\n# TYPE ${escapeString(name)} ${type}`;
-}
-
-/** A family given as plain data (small families: window gauges, build info), formatted in full. */
-export function exposedText(f: ExposedFamily): string {
-  let out = familyHeader(f.name, f.help, f.type);
-  for (const v of f.values) {
-    const labels = labelText(Object.keys(v.labels), Object.values(v.labels));
-    out += `\n${v.metricName ?? f.name}${labels === '' ? '' : `{${labels}}`} ${valueText(v.value)}`;
-  }
-  return out;
 }
 
 function escapeString(s: string): string {

@@ -2,19 +2,6 @@
 // no prom-client objects. They are turned into exposition only at scrape time (text(), exposition.ts).
 import { familyHeader, labelText, valueText } from './exposition.js';
 
-export interface ExposedValue {
-  value: number;
-  labels: Record<string, string>;
-  metricName?: string;
-}
-
-export interface ExposedFamily {
-  name: string;
-  help: string;
-  type: 'counter' | 'gauge' | 'histogram';
-  values: ExposedValue[];
-}
-
 const SEP = '\u001f';
 
 /**
@@ -37,7 +24,7 @@ abstract class ScalarFamily {
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
-    private readonly type: 'counter' | 'gauge',
+    readonly type: 'counter' | 'gauge',
   ) {
     this.labelTexts = new LabelTexts(labelNames);
   }
@@ -92,15 +79,6 @@ abstract class ScalarFamily {
       this.series.set(key, s);
     }
     return s;
-  }
-
-  expose(): ExposedFamily {
-    return {
-      name: this.name,
-      help: this.help,
-      type: this.type,
-      values: [...this.series.values()].map((s) => ({ value: s.value, labels: labelObject(this.labelNames, s.labels) })),
-    };
   }
 
   /** The family in the text format; each series' label text is escaped once and kept. */
@@ -254,23 +232,7 @@ export class HistogramFamily {
     return [...this.series.values()].filter((s) => idx.every(([i, v]) => s.labels[i] === v));
   }
 
-  expose(): ExposedFamily {
-    const values: ExposedValue[] = [];
-    for (const s of this.series.values()) {
-      const labels = labelObject(this.labelNames, s.labels);
-      let acc = 0;
-      for (let i = 0; i < this.bounds.length; i++) {
-        acc += s.counts[i] as number;
-        values.push({ value: acc, labels: { ...labels, le: this.leLabels[i] as string }, metricName: `${this.name}_bucket` });
-      }
-      values.push({ value: s.count, labels: { ...labels, le: '+Inf' }, metricName: `${this.name}_bucket` });
-      values.push({ value: s.sum, labels, metricName: `${this.name}_sum` });
-      values.push({ value: s.count, labels, metricName: `${this.name}_count` });
-    }
-    return { name: this.name, help: this.help, type: 'histogram', values };
-  }
-
-  /** The family in the text format, as expose() would be formatted; label text kept per series. */
+  /** The family in the text format (buckets cumulative, then _sum and _count); label text kept per series. */
   text(): string {
     let out = familyHeader(this.name, this.help, 'histogram');
     const n = this.name;
@@ -303,10 +265,4 @@ class LabelTexts {
     }
     return t;
   }
-}
-
-function labelObject(names: readonly string[], values: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  names.forEach((n, i) => (out[n] = values[i] as string));
-  return out;
 }

@@ -1,14 +1,12 @@
 // What /metrics serves: prom-client's default process metrics, then our families in the text format
 // (exposition.ts). Nothing here runs per line.
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { exposedText } from './exposition.js';
-import type { ExposedFamily } from './families.js';
+import { GaugeFamily } from './families.js';
 
+/** A family /metrics shows: it writes its own text-format block. */
 export interface Exposable {
   readonly name: string;
-  expose(): ExposedFamily;
-  /** The family already in the text format, when it can write it faster than expose() is formatted. */
-  text?(): string;
+  text(): string;
 }
 
 /** The body of a scrape, and its content type. */
@@ -20,21 +18,14 @@ export interface MetricsEndpoint {
 export function buildRegistry(families: readonly Exposable[], version: string): MetricsEndpoint {
   const defaults = new Registry();
   collectDefaultMetrics({ register: defaults });
-  const buildInfo: Exposable = {
-    name: 'zero_plane_exporter_build_info',
-    expose: () => ({
-      name: 'zero_plane_exporter_build_info',
-      help: 'Always 1; the version label tells which build is running.',
-      type: 'gauge',
-      values: [{ value: 1, labels: { version, nodejs: process.version } }],
-    }),
-  };
+  const buildInfo = new GaugeFamily('zero_plane_exporter_build_info', 'Always 1; the version label tells which build is running.', ['version', 'nodejs']);
+  buildInfo.set([version, process.version], 1);
   const all = [...families, buildInfo];
   return {
     contentType: defaults.contentType,
     async metrics() {
       // prom-client separates families with a blank line and ends with a newline; so do we.
-      const ours = all.map((f) => (f.text === undefined ? exposedText(f.expose()) : f.text()));
+      const ours = all.map((f) => f.text());
       return `${(await defaults.metrics()).trimEnd()}\n\n${ours.join('\n\n')}\n`;
     },
   };
