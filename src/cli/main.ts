@@ -137,8 +137,7 @@ async function runLoad(flags: ParsedFlags, log: Logger, signalled: Promise<strin
 async function webConfigOf(flags: ParsedFlags): Promise<{ webConfig?: WebConfig }> {
   const file = flagString(flags, 'web.config.file');
   if (file === undefined) return {};
-  const webConfig = (await import('../server/web-config.js')).loadWebConfig(file);
-  return webConfig === undefined ? {} : { webConfig };
+  return { webConfig: (await import('../server/web-config.js')).loadWebConfig(file) };
 }
 
 function noPositionals(flags: ParsedFlags, command: Command): void {

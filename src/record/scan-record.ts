@@ -6,7 +6,7 @@
 // the line and takes the JSON.parse path. So it is only ever a shortcut, never a second opinion.
 
 /** Stands for any object value kept in a field: the record parser only asks whether a value is an object. */
-export const NESTED: Readonly<Record<string, never>> = Object.freeze({});
+const NESTED: Readonly<Record<string, never>> = Object.freeze({});
 
 /** What to keep from a line. */
 export interface ScanLayout {

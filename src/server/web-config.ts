@@ -135,9 +135,8 @@ export interface WebConfig {
   headers: Readonly<Record<string, string>>;
 }
 
-/** The web config in `file`, or undefined without one. Throws ConfigError. */
-export function loadWebConfig(file: string | undefined): WebConfig | undefined {
-  if (file === undefined) return undefined;
+/** The web config in `file`. Throws ConfigError. */
+export function loadWebConfig(file: string): WebConfig {
   return parseWebConfig(readConfigText(file), file);
 }
 
