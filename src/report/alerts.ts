@@ -3,7 +3,7 @@
 import type { Config } from '../config/schema.js';
 import { thresholds } from '../metrics/buckets.js';
 import { OVERFLOW_VALUE } from '../metrics/label-limiter.js';
-import { P0_ALERT } from '../pack/rules.js';
+import { ALERT_NAMES, P0_ALERT } from '../pack/rules.js';
 import type { HistogramFamily } from '../metrics/families.js';
 import type { SignalValues } from '../windows/summarize.js';
 
@@ -23,17 +23,12 @@ export interface AlertInputs {
 
 export { P0_ALERT };
 
-/** The conditions a report decides, in its output order (every SPEC §7 alert but the exporter's own health). */
-export const REPORT_ALERTS = [
-  P0_ALERT,
-  'ZeroPlaneP99DriftOutOfBand',
-  'ZeroPlaneCanaryRollback',
-  'ZeroPlaneHitRateLow',
-  'ZeroPlaneDegradedRequests',
-  'ZeroPlaneWarmupEfficiencyLow',
-  'ZeroPlaneOptInHeaderMalformed',
-  'ZeroPlaneParseErrorsHigh',
-] as const;
+/** Alerts on the exporter's own health (down, a stalled source): a one-shot report has none to decide. */
+const EXPORTER_HEALTH_ALERTS = ['ZeroPlaneExporterDown', 'ZeroPlaneLogSourceStalled'] as const satisfies readonly (typeof ALERT_NAMES)[number][];
+type ReportAlert = Exclude<(typeof ALERT_NAMES)[number], (typeof EXPORTER_HEALTH_ALERTS)[number]>;
+
+/** The conditions a report decides, in its output order: the SPEC §7 alerts as the rules list them, but the exporter's health. */
+export const REPORT_ALERTS = ALERT_NAMES.filter((name): name is ReportAlert => !(EXPORTER_HEALTH_ALERTS as readonly string[]).includes(name));
 
 export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdict[] {
   const s = config.signals;
@@ -57,7 +52,7 @@ export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdic
     .labelValues('cohort', hits)
     .some((cohort) => !stable.has(cohort) && above({ ...hits, cohort }));
   // Keyed by name, so TypeScript insists every condition of REPORT_ALERTS is decided.
-  const firing: Record<(typeof REPORT_ALERTS)[number], boolean> = {
+  const firing: Record<ReportAlert, boolean> = {
     [P0_ALERT]: aboveCeiling && v.degradedCount > 0,
     ZeroPlaneP99DriftOutOfBand: aboveCeiling || atOrBelowFloor(hits),
     ZeroPlaneCanaryRollback: canaryAbove,
