@@ -7,8 +7,8 @@ import { copyFileSync, existsSync, ftruncateSync, readFileSync, readdirSync, ren
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { followerFixture } from './helpers/follower-fixture.js';
-import { seqLine, sleep, startChildWriter, waitFor } from './helpers/sequence-log.js';
+import { followerFixture, rotateWhileWriting } from './helpers/follower-fixture.js';
+import { seqLine, sleep, waitFor } from './helpers/sequence-log.js';
 
 /** Shifts NAME.k → NAME.k+1 (oldest first), then copies NAME to NAME.1; returns the copy's path. */
 function copyAside(path: string, name: (k: number) => string): string {
@@ -176,21 +176,15 @@ describe('copytruncate without a readable copy', () => {
 describe('copytruncate, free-running', () => {
   const fx = followerFixture({ prefix: 'zpe-copytrunc-run-', writer: false });
 
-  it.each([['literal'], ['glob']])(
+  it.each([['literal'], ['glob']] as const)(
     'a child process appending steadily, copytruncated every ~40 ms (%s pattern): only logrotate’s own window may be lost',
     async (kind) => {
       const { dir, path, sink } = fx;
-      const writer = await startChildWriter(path, { linesPerMs: 2 });
-      const follower = await fx.follow({ patterns: [kind === 'literal' ? path : join(dir, 'app.log*')], pollIntervalMs: 5 });
-      let rotations = 0;
-      const until = Date.now() + 1200;
-      while (Date.now() < until) {
-        await sleep(25 + (rotations % 3) * 10);
+      const { follower, last, rotations } = await rotateWhileWriting(fx, kind, (k) => 25 + (k % 3) * 10, () => {
         copyAside(path, (k) => `${path}.${k}`);
         truncateSync(path, 0); // by path, like logrotate: the writer's O_APPEND descriptor follows to 0
-        rotations++;
-      }
-      const { last } = await writer.stop();
+        return true;
+      });
       // Lines in no file at all: written between the end of a copy and its truncation (logrotate's window).
       const inFiles = new Set<number>();
       for (const name of readdirSync(dir)) {

@@ -4,8 +4,8 @@
 import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { followerFixture } from './helpers/follower-fixture.js';
-import { fdsInto, sleep, startChildWriter, waitFor } from './helpers/sequence-log.js';
+import { followerFixture, rotateWhileWriting } from './helpers/follower-fixture.js';
+import { fdsInto, sleep, waitFor } from './helpers/sequence-log.js';
 
 /** logrotate's numbered shift: NAME.k → NAME.k+1 (oldest first), then NAME → NAME.1. */
 function rotate(path: string): void {
@@ -133,22 +133,16 @@ describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, 
 describe('rename rotation, free-running', () => {
   const fx = followerFixture({ prefix: 'zpe-rename-run-', writer: false });
 
-  it.each([['literal'], ['glob']])(
+  it.each([['literal'], ['glob']] as const)(
     'a child process appending steadily, rotated every ~30 ms and signalled to reopen (%s pattern)',
     async (kind) => {
-      const { dir, path, sink } = fx;
-      const writer = await startChildWriter(path, { linesPerMs: 2 });
-      const follower = await fx.follow({ patterns: [kind === 'literal' ? path : join(dir, 'app.log*')], pollIntervalMs: 5 });
-      let rotations = 0;
-      const until = Date.now() + 1200;
-      while (Date.now() < until) {
-        await sleep(20 + (rotations % 3) * 10);
-        if (!existsSync(path)) continue; // the writer has not reopened since the last rotation
+      const { path, sink } = fx;
+      const { follower, last, rotations } = await rotateWhileWriting(fx, kind, (k) => 20 + (k % 3) * 10, (writer) => {
+        if (!existsSync(path)) return false; // the writer has not reopened since the last rotation
         rotate(path);
         writer.hup();
-        rotations++;
-      }
-      const { last } = await writer.stop();
+        return true;
+      });
       await waitFor(() => sink.distinct >= last, 5000).catch(() => undefined); // the audit below says what is missing
       await sleep(30); // a few more polls: nothing may arrive twice late
       await follower.pollOnce();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { FileFollower, type FollowOptions } from '../../src/source/file-follower.js';
 import type { LineSink, SourceEvents } from '../../src/source/line-sink.js';
-import { SeqSink, SeqWriter, fdsInto } from './sequence-log.js';
+import { SeqSink, SeqWriter, fdsInto, sleep, startChildWriter, type ChildWriter } from './sequence-log.js';
 
 export interface FixtureOptions<S> {
   /** Start of the temp directory's name. */
@@ -96,6 +96,29 @@ export function followerFixture<S extends LineSink & SourceEvents = SeqSink>(o: 
     await rm(dir, { recursive: true, force: true });
   });
   return fx;
+}
+
+/**
+ * The free-running rotation tests: a child process appends 2 lines/ms to the fixture's file, followed by
+ * its path or by a glob over its rotated names, while `rotate` runs every ~everyMs(k) ms for 1.2 s (it
+ * returns whether it rotated). The writer is stopped before this returns.
+ */
+export async function rotateWhileWriting<S extends LineSink & SourceEvents>(
+  fx: FollowerFixture<S>,
+  kind: 'literal' | 'glob',
+  everyMs: (rotations: number) => number,
+  rotate: (writer: ChildWriter) => boolean,
+): Promise<{ follower: FileFollower; last: number; rotations: number }> {
+  const writer = await startChildWriter(fx.path, { linesPerMs: 2 });
+  const follower = await fx.follow({ patterns: [kind === 'literal' ? fx.path : join(fx.dir, 'app.log*')], pollIntervalMs: 5 });
+  let rotations = 0;
+  const until = Date.now() + 1200;
+  while (Date.now() < until) {
+    await sleep(everyMs(rotations));
+    if (rotate(writer)) rotations++;
+  }
+  const { last } = await writer.stop();
+  return { follower, last, rotations };
 }
 
 function defined<T>(value: T | undefined, what: string): T {
