@@ -2,8 +2,8 @@
 // evaluates the generated rules (a test copy with 10 s windows and no `for`), a real Alertmanager routes
 // with the committed example config, and the exporter's own webhook flips the load-shedding gate.
 import { createServer, type Server } from 'node:http';
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,7 +69,7 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
 
   beforeAll(async () => {
     const amBin = requireBinary('prometheus-alertmanager');
-    dir = mkdtempSync(join(tmpdir(), 'zp-chain-'));
+    dir = tempDir('zp-chain-');
     log = join(dir, 'gateway.log');
     writeFileSync(log, '');
     const tokenFile = join(dir, 'gate.token');

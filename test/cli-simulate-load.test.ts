@@ -1,8 +1,8 @@
 // `simulate` and `load` as users run them: two processes, a real HTTP round trip per log line, and the
 // log they produce read back by `report`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, runCli, waitFor } from './helpers/cli-process.js';
@@ -26,7 +26,7 @@ describe('simulate + load', () => {
       }
     }, 10_000, 'the simulator');
 
-    const out = join(mkdtempSync(join(tmpdir(), 'zp-load-')), 'gateway.log');
+    const out = join(tempDir('zp-load-'), 'gateway.log');
     const load = runCli(['load', `--load.target=http://127.0.0.1:${port}`, '--load.rate=40', `--load.out=${out}`, '--load.duration=2s', '--seed=3']);
     expect(load.code).toBe(0);
     const done = JSON.parse(load.stderr.trim().split('\n').at(-1) as string) as { msg: string; completed: number; errors: number };
@@ -48,7 +48,7 @@ describe('simulate + load', () => {
 
   it('load against a closed port counts errors and still exits 0 at its duration', async () => {
     const port = await freePort();
-    const out = join(mkdtempSync(join(tmpdir(), 'zp-load-')), 'gateway.log');
+    const out = join(tempDir('zp-load-'), 'gateway.log');
     const load = runCli(['load', `--load.target=http://127.0.0.1:${port}`, '--load.rate=20', `--load.out=${out}`, '--load.duration=1s']);
     expect(load.code).toBe(0);
     const done = JSON.parse(load.stderr.trim().split('\n').at(-1) as string) as { errors: number };

@@ -1,6 +1,6 @@
 // The command line contract of SPEC §8: flags, help, exit codes, error messages.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ const HIT = (ms: number, extra = '') =>
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'zp-cli-'));
+  dir = tempDir('zp-cli-');
 });
 
 describe('report', () => {

@@ -1,5 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../src/config/load.js';
@@ -55,7 +55,7 @@ describe('config', () => {
   });
 
   it('reports an unreadable file by name', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'zp-config-'));
+    const dir = tempDir('zp-config-');
     expect(() => loadConfig(join(dir, 'missing.yml'))).toThrow(/missing\.yml: \(top level\): cannot read/);
     writeFileSync(join(dir, 'empty.yml'), '');
     expect(loadConfig(join(dir, 'empty.yml')).signals.baselineSeconds).toBe(0.185);

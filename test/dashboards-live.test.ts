@@ -1,8 +1,8 @@
 // Every dashboard query, live: a real Prometheus on loopback scrapes the exporter (fed the fixture log
 // continuously) and evaluates the alerting pack's rules; the rules and the dashboards are both generated
 // from one short-window config, so the dashboards read the rule names Prometheus actually records.
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
@@ -65,7 +65,7 @@ async function promQuery(query: string): Promise<PromResponse> {
 
 beforeAll(async () => {
   const promBin = requireBinary('prometheus');
-  dir = mkdtempSync(join(tmpdir(), 'zp-dash-live-'));
+  dir = tempDir('zp-dash-live-');
   const config = parseConfig(CONFIG_TEXT, 'dashboards-live.yml');
   const configFile = join(dir, 'zp.yml');
   writeFileSync(configFile, CONFIG_TEXT);

@@ -2,8 +2,8 @@
 // and variables are expanded, and reads only metrics that exist: in a real scrape of the exporter fed the
 // fixture log, as a recording rule of the committed alerting pack, or as a Prometheus built-in.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,7 +52,7 @@ let exporter: ServeProcess;
 let scrapedNames: Set<string>;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zp-dash-q-'));
+  const dir = tempDir('zp-dash-q-');
   const log = join(dir, 'gateway.log');
   writeFileSync(log, '');
   // A second, missing source makes zero_plane_exporter_source_errors_total appear.
@@ -100,7 +100,7 @@ describe('dashboard queries', () => {
 
   it('every expr type-checks with promtool (as recording rules)', () => {
     const promtool = requireBinary('promtool');
-    const file = join(mkdtempSync(join(tmpdir(), 'zp-dash-promtool-')), 'dashboard-queries.yml');
+    const file = join(tempDir('zp-dash-promtool-'), 'dashboard-queries.yml');
     writeFileSync(file, stringify({ groups: [{ name: 'dashboard-queries', rules: queries.map((q) => ({ record: q.record, expr: expand(q.expr) })) }] }));
     const r = spawnSync(promtool, ['check', 'rules', file], { encoding: 'utf8', timeout: 30_000 });
     expect(`${r.stdout}${r.stderr}`).toContain(`SUCCESS: ${queries.length} rules found`);

@@ -1,8 +1,8 @@
 // The committed dashboards are exactly the generator's output, and they are importable as Grafana 11 and 12
 // expect: stable uids, no instance id, schemaVersion 41, unique panel ids and refIds, the `datasource`
 // variable everywhere (no __inputs), explicit legends and heatmap colours, thresholds from the config.
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -56,7 +56,7 @@ describe('dashboards/ is the generator output', () => {
   });
 
   it('writeDashboards(config, dir) writes exactly those files', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'zp-dashboards-'));
+    const dir = tempDir('zp-dashboards-');
     const written = writeDashboards(defaultConfig(), dir);
     expect(written.map((p) => relative(dir, p).split('\\').join('/')).sort()).toEqual([...rendered.keys()].sort());
     for (const [file, content] of rendered) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);

@@ -1,6 +1,6 @@
 // Reading a bearer token file (the gate's and the ingest's share the reader).
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readBearerTokenFile as readTokenFile } from '../src/server/bearer-token.js';
@@ -8,7 +8,7 @@ import { readBearerTokenFile as readTokenFile } from '../src/server/bearer-token
 const readBearerTokenFile = (path: string) => readTokenFile(path, 'gate');
 
 describe('readBearerTokenFile', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zp-gate-token-'));
+  const dir = tempDir('zp-gate-token-');
 
   it('returns the token without the trailing newline', async () => {
     const path = join(dir, 'token');

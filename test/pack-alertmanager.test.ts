@@ -2,8 +2,8 @@
 // receivers of each priority/severity offline, and a real Alertmanager 0.25 on loopback shows the P0
 // muting exactly the warnings it subsumes, for its own job only.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,7 +131,7 @@ async function getAlerts(): Promise<ApiAlert[]> {
 describe('P0 inhibition on a real Alertmanager (loopback)', () => {
   beforeAll(async () => {
     const bin = requireBinary('prometheus-alertmanager');
-    dir = mkdtempSync(join(tmpdir(), 'zp-am-'));
+    dir = tempDir('zp-am-');
     const configFile = join(dir, 'alertmanager.yml');
     writeFileSync(configFile, loopbackCopy());
     const port = await freePort();

@@ -1,8 +1,8 @@
 // The committed alerting pack is exactly what the generator makes from the default config, and it is
 // valid for the real tools: promtool for the rules (plain and as a PrometheusRule), amtool for routing.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ describe('alerting pack', () => {
   });
 
   it('`generate --out DIR` writes the same files', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'zp-pack-'));
+    const dir = tempDir('zp-pack-');
     const r = runCli(['generate', '--out', dir, `--dashboards.out=${join(dir, 'dashboards')}`, '--log.level=warn']);
     expect(r.code).toBe(0);
     for (const [file, content] of renderPack(defaultConfig())) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
@@ -45,7 +45,7 @@ describe('alerting pack', () => {
     const crd = parse(readFileSync(join(ALERTS_DIR, 'kubernetes/prometheusrule.yaml'), 'utf8')) as { kind: string; apiVersion: string; spec: unknown };
     expect(crd.kind).toBe('PrometheusRule');
     expect(crd.apiVersion).toBe('monitoring.coreos.com/v1');
-    const extracted = join(mkdtempSync(join(tmpdir(), 'zp-crd-')), 'rules.yml');
+    const extracted = join(tempDir('zp-crd-'), 'rules.yml');
     writeFileSync(extracted, JSON.stringify(crd.spec));
     const fromCrd = run(promtool, ['check', 'rules', extracted]);
     expect(fromCrd.out).toContain('SUCCESS: 28 rules found');

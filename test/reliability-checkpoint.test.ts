@@ -2,9 +2,9 @@
 // previous checkpoint whole; SIGTERM writes a final one and a restart goes on from it line for line;
 // counts are never restored into other histogram buckets; a long downtime is caught up only as far as
 // the cap, the rest counted as skipped; a bad schedule is a config error; bounded labels map the same.
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readCheckpointFile, writeCheckpointFile } from '../src/checkpoint/checkpoint-file.js';
@@ -49,7 +49,7 @@ function memoryLog() {
 describe('checkpoint file', () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'zp-cpfile-'));
+    dir = tempDir('zp-cpfile-');
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -97,7 +97,7 @@ describe('serve with a checkpoint', () => {
   let server: ServeProcess | undefined;
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'zp-checkpoint-'));
+    dir = tempDir('zp-checkpoint-');
     log = join(dir, 'gateway.log');
     checkpoint = join(dir, 'checkpoint.json');
   });

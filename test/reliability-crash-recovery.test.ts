@@ -3,9 +3,9 @@
 // was rotated (renamed and recreated) while it was down. In the end its counters equal exactly what the
 // log files hold, line for line and label for label, and no counter series ever went down across a
 // restart (Prometheus would have seen a reset).
-import { mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
@@ -128,7 +128,7 @@ describe('crash recovery (kill -9) from the checkpoint', () => {
   });
 
   it('kill -9 at random moments, a rotation while down: counters equal the log exactly and never go down', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'zp-crash-'));
+    dir = tempDir('zp-crash-');
     const log = join(dir, 'gateway.log');
     const config = join(dir, 'zp.yml');
     writeFileSync(config, 'checkpoint:\n  schedule: "* * * * * *"\nsources:\n  pollInterval: 50ms\n');

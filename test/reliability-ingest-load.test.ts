@@ -1,9 +1,9 @@
 // HTTP ingest under load against a real `serve` process on loopback, while /metrics is scraped: the
 // lines the responses accepted are exactly the lines counted, nothing answers 5xx (or anything but
 // 200), and the process's memory stays flat. Bounded: a fixed number of requests, well under 15 s.
-import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,7 +38,7 @@ const RSS_GROWTH_LIMIT_BYTES = 64 * 1024 * 1024;
 let serve: ServeProcess;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zp-ingest-load-'));
+  const dir = tempDir('zp-ingest-load-');
   writeFileSync(join(dir, 'zp.yml'), 'ingest:\n  enabled: true\n');
   serve = await startServe([`--config.file=${join(dir, 'zp.yml')}`]);
 });

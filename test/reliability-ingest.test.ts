@@ -2,8 +2,8 @@
 // exactly what /metrics gained, and a body that fails (401, 413, 415, 400, 429, the client going away)
 // counts nothing at all.
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -126,7 +126,7 @@ describe('HTTP ingest: accepted and rejected are exactly what /metrics counts', 
 
 describe('HTTP ingest: a refused body counts nothing', () => {
   it('401 without or with a wrong bearer token; 200 with the right one', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'zp-ingest-'));
+    const dir = tempDir('zp-ingest-');
     writeFileSync(join(dir, 'token'), 'in9est-t0ken\n');
     const { url } = await serve({ enabled: true, bearerTokenFile: join(dir, 'token') });
     const before = await counted(url);

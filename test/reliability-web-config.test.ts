@@ -3,11 +3,11 @@
 // happens to clients that get it wrong (401, a plain-HTTP 400, a failed handshake) while the exporter
 // keeps serving. A bad web config exits 2 naming the file, the line and the key.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tempDir } from './helpers/temp-dir.js';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import express from 'express';
@@ -20,7 +20,7 @@ import { parseWebConfig, subjectAltNames } from '../src/server/web-config.js';
 import { requireBinary } from './helpers/binaries.js';
 import { runCli, startServe, type ServeProcess } from './helpers/cli-process.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'zp-web-config-'));
+const dir = tempDir('zp-web-config-');
 const path = (name: string) => join(dir, name);
 
 function openssl(args: string[]): void {

@@ -3,8 +3,8 @@
 // which forces the two-thread path; its debug log proves the worker ran. Everything must be equal except
 // σ, which comes from merged moments and may differ in the last bits (allowed: 1e-12 relative).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -52,7 +52,7 @@ async function expectSameReport(file: string, config: string | undefined): Promi
   return { one, two };
 }
 
-const tmp = mkdtempSync(join(tmpdir(), 'zp-report-parallel-'));
+const tmp = tempDir('zp-report-parallel-');
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** A gateway log of `n` lines; `labelValues` distinct models, routes and cohorts. */

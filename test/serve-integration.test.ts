@@ -1,7 +1,7 @@
 // `serve` as users run it: a real process on 127.0.0.1 following a real file, scraped over HTTP.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requireBinary } from './helpers/binaries.js';
@@ -34,7 +34,7 @@ describe('serve', () => {
   let server: ServeProcess | undefined;
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'zp-serve-'));
+    dir = tempDir('zp-serve-');
   });
   afterEach(async () => {
     await server?.stop('SIGKILL');

@@ -1,8 +1,8 @@
 // An unreadable log is reported as permission_denied once and read once it becomes readable. Root reads
 // everything, so under root (as in CI) the follower runs in a child process as `nobody` via setpriv.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tempDir } from './helpers/temp-dir.js';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ await f.stop();
 
 describe('file follower: permission denied', () => {
   it('reports an unreadable file as permission_denied once, and reads it once allowed', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'zp-perm-'));
+    const dir = tempDir('zp-perm-');
     chmodSync(dir, 0o755);
     const path = join(dir, 'secret.log');
     writeFileSync(path, '{"seq":1}\n{"seq":2}\n');

@@ -1,7 +1,7 @@
 // `demo` (what `npm start` runs): the simulator, a load generator writing a gateway log from real round
 // trips, and the exporter following that log, in one process with no config, so a newcomer sees the
 // four signals live in seconds and can inject faults to watch the P0 appear.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
@@ -38,7 +38,8 @@ export async function startDemo(config: Config, opts: DemoOptions, log: Logger):
   // The fast layer sits inside the default band (175.75–194.25 ms) with room for the round trip's own
   // overhead, so "healthy" is the start and +15 % drift clearly crosses the ceiling.
   const simulator = await startSimulator({ fastLatency: DEMO_FAST_LATENCY, ...(opts.seed === undefined ? {} : { seed: opts.seed }) });
-  const logPath = join(mkdtempSync(join(tmpdir(), 'zero-plane-demo-')), 'gateway.log');
+  const logDir = mkdtempSync(join(tmpdir(), 'zero-plane-demo-'));
+  const logPath = join(logDir, 'gateway.log');
   let lastErrorLog = 0;
   const load = new LoadGenerator({
     target: simulator.url,
@@ -80,6 +81,8 @@ export async function startDemo(config: Config, opts: DemoOptions, log: Logger):
       await load.stop();
       await server.stop();
       await simulator.close();
+      // The log was the demo's own scratch file: nothing to keep once it stops.
+      rmSync(logDir, { recursive: true, force: true });
     },
   };
 }
