@@ -134,6 +134,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
 
   let ready = false;
   const app = createApp({
+    log,
     ...(web === undefined ? {} : { headers: web.headers }),
     ...(basicAuthOn ? { guard: basicAuth({ users: web.basicAuthUsers, log }) } : {}),
     registry,

@@ -117,6 +117,10 @@ export const metricsSchema = z
     histogramBuckets: z.array(z.number().positive()).optional(),
     labelValueLimit: z.number().int().min(1).default(50),
     downgradeReasonLimit: z.number().int().min(1).default(20),
+    /** Longest label value kept (UTF-8 bytes, the cut mark included); longer ones are cut and marked. */
+    labelValueMaxBytes: z.number().int().min(16).max(4096).default(128),
+    /** Series one family may hold (a histogram's label set counts once); past it new ones go to __other__. */
+    maxSeriesPerFamily: z.number().int().min(100).max(1_000_000).default(1000),
   })
   .strict();
 
