@@ -147,6 +147,10 @@ export const gateSchema = z
     /** Alerts carrying this label value pause non-core calls (the P0). */
     pauseLabel: z.string().min(1).default('priority'),
     pauseValue: z.string().min(1).default('P0'),
+    /** Firing pause alerts held at once (by fingerprint); past it new ones are dropped and counted. */
+    maxAlerts: z.number().int().min(1).max(100_000).default(1000),
+    /** Largest webhook body; larger ones get 413. */
+    maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   })
   .strict();
 
