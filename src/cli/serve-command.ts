@@ -151,6 +151,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         ...(ingestToken === undefined ? {} : { bearerToken: ingestToken }),
         maxBodyBytes: config.ingest.maxBodyBytes,
         maxInFlightBytes: config.ingest.maxInFlightBytes,
+        bodyReadTimeoutMs: config.ingest.bodyReadTimeout,
         maxLineBytes,
         sink: pipeline,
         log,

@@ -165,6 +165,11 @@ export const ingestSchema = z
     maxBodyBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
     /** Body bytes held at once across concurrent requests; past it a request gets 429 and is retried. */
     maxInFlightBytes: z.number().int().min(1024).max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+    /**
+     * Time a request has to send its whole body; past it, 408 and its bytes go back to maxInFlightBytes.
+     * At most Node's own request timeout (5 m), which would otherwise end the request first.
+     */
+    bodyReadTimeout: duration.default(30_000).refine((ms) => ms <= 300_000, 'must be at most 5m (Node ends a request after 5 m anyway)'),
   })
   .strict()
   .refine((i) => i.maxInFlightBytes >= i.maxBodyBytes, {
