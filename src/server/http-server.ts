@@ -6,11 +6,12 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import type { MetricsEndpoint } from '../metrics/registry.js';
+import { errorHandler, notFound } from './error-handler.js';
 import type { Logger } from './logger.js';
 import { clientCertificateProblem, type TlsSettings } from './web-config.js';
 
 export interface HttpOptions {
-  /** Where a failed scrape is logged. */
+  /** Where the error handler logs what a 5xx hid from the client. */
   log?: Logger;
   /** Response headers set on every response (`http_server_config.headers`). */
   headers?: Readonly<Record<string, string>>;
@@ -69,6 +70,8 @@ export function createApp(opts: HttpOptions): express.Express {
     else res.status(503).type('text/plain').send('zero-plane-exporter is not ready.\n');
   });
   app.use(opts.landing);
+  app.use(notFound);
+  app.use(errorHandler(opts.log));
   return app;
 }
 
