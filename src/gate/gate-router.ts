@@ -1,6 +1,7 @@
 // HTTP face of the load-shedding gate: Alertmanager POSTs webhooks, the gateway polls the state.
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
+import { gateSchema } from '../config/schema.js';
 import { BearerToken } from '../server/bearer-token.js';
 import type { Logger } from '../server/logger.js';
 import type { LoadSheddingGate } from './load-shedding-gate.js';
@@ -9,7 +10,7 @@ import { parseWebhookPayload } from './webhook-payload.js';
 export const WEBHOOK_PATH = '/api/v1/alerts/webhook';
 export const GATE_PATH = '/api/v1/gate';
 /** The config default of gate.maxBodyBytes, for a router built without one. */
-export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
+export const WEBHOOK_BODY_LIMIT_BYTES = gateSchema.parse({}).maxBodyBytes;
 
 export interface GateRouterOptions {
   /** When set, the webhook requires `Authorization: Bearer <token>`. */

@@ -4,6 +4,7 @@
 // set, and the state lists only the first STATE_ALERTS of them (alertCount says how many there are).
 // State lives in memory only: after a restart Alertmanager's repeat notifications (every firing alert of
 // the group, each repeat_interval) teach it again; see the README.
+import { gateSchema } from '../config/schema.js';
 import { CounterFamily, GaugeFamily } from '../metrics/families.js';
 import { cutToBytes } from '../metrics/label-limiter.js';
 import type { WebhookPayload } from './webhook-payload.js';
@@ -28,7 +29,7 @@ export interface GateState {
 export interface LoadSheddingGateOptions {
   pauseLabel: string;
   pauseValue: string;
-  /** Firing pause alerts held at once; unset = DEFAULT_MAX_ALERTS (serve passes gate.maxAlerts). */
+  /** Firing pause alerts held at once; unset = the config's default (serve passes gate.maxAlerts). */
   maxAlerts?: number;
   /** Milliseconds since the epoch; tests inject a fixed clock. */
   clock?: () => number;
@@ -36,8 +37,8 @@ export interface LoadSheddingGateOptions {
 
 /** Resolved fingerprints remembered to drop late duplicates of their firing notifications. */
 const MAX_TOMBSTONES = 1024;
-/** The config default of gate.maxAlerts, for a gate built without one (tests, the client library). */
-const DEFAULT_MAX_ALERTS = 1000;
+/** The config default of gate.maxAlerts, for a gate built without one. */
+const DEFAULT_MAX_ALERTS = gateSchema.parse({}).maxAlerts;
 /** Alerts listed in state(): what /api/v1/gate and the landing page show, however many are held. */
 export const STATE_ALERTS = 20;
 /**
