@@ -28,7 +28,7 @@ export class SeriesLimit {
   readonly maxSeries: number;
   /** Indices of the labels that fold to __other__. */
   private readonly folded: readonly number[];
-  /** The limiter of each label, by index (undefined for closed-set labels). */
+  /** The limiter of each label, by index (undefined for closed-set labels); empty when there are none. */
   private readonly limiters: readonly (LabelLimiter | undefined)[];
   private readonly onOverflow: () => void;
 
@@ -37,8 +37,8 @@ export class SeriesLimit {
     const byName = opts.limiters ?? {};
     for (const name of Object.keys(byName)) if (!labelNames.includes(name)) throw new Error(`${family} has no label "${name}" to limit`);
     this.maxSeries = opts.maxSeries;
-    this.limiters = labelNames.map((n) => byName[n]);
     const limited = labelNames.flatMap((n, i) => (byName[n] === undefined ? [] : [i]));
+    this.limiters = limited.length > 0 ? labelNames.map((n) => byName[n]) : [];
     this.folded = limited.length > 0 ? limited : labelNames.map((_, i) => i);
     this.onOverflow = opts.onOverflow ?? (() => {});
   }
@@ -71,7 +71,7 @@ export class SeriesLimit {
 
   /** A saved row's label values as the limiters bound them now (cut, or __other__ past their limit). */
   restoreLabels(values: readonly string[]): readonly string[] {
-    if (this.limiters.every((l) => l === undefined)) return values;
+    if (this.limiters.length === 0) return values;
     return values.map((v, i) => this.limiters[i]?.restore(v) ?? v);
   }
 
