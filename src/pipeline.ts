@@ -5,6 +5,7 @@ import type { Config } from './config/schema.js';
 import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';
 import type { HistogramSeries, SeriesHandle } from './metrics/families.js';
+import { OVERFLOW_VALUE } from './metrics/label-limiter.js';
 import { mappingFor } from './record/presets.js';
 import { RecordParser, type ParseResult } from './record/parse-record.js';
 import { SignalClassifier } from './signals/classify.js';
@@ -142,17 +143,42 @@ export class Pipeline implements LineSink {
     else this.total.add(s, r.latencySeconds);
   }
 
-  /** The series of one label combination, created (with the series it implies) on its first request. */
+  /**
+   * The series of one label combination, created (with the series it implies) on its first request. When
+   * one of the families a request feeds is full (metrics.maxSeriesPerFamily), a new combination goes to
+   * __other__ in all of them, so they keep agreeing; each such request is counted once, on the family that
+   * was full, and is not indexed, so the index stays as bounded as the families.
+   */
   private requestSeries(hit: boolean, status: number | undefined, model: string, route: string, cohort: string): RequestSeries {
+    const cls = status === undefined ? UNKNOWN_STATUS : statusIndex(status);
+    const i = (hit ? 0 : UNKNOWN_STATUS + 1) + cls;
+    const found = this.seriesIndex.get(model)?.get(route)?.get(cohort)?.[i];
+    if (found !== undefined) return found;
+    const hitLabel = hit ? 'true' : 'false';
+    const statusClass = STATUS_CLASSES[cls] ?? 'unknown';
+    const full = this.fullFamily(hitLabel, statusClass, model, route, cohort);
+    if (full !== undefined) {
+      full.overflowed();
+      return this.requestSeries(hit, status, OVERFLOW_VALUE, OVERFLOW_VALUE, OVERFLOW_VALUE);
+    }
     let byRoute = this.seriesIndex.get(model);
     if (byRoute === undefined) this.seriesIndex.set(model, (byRoute = new Map()));
     let byCohort = byRoute.get(route);
     if (byCohort === undefined) byRoute.set(route, (byCohort = new Map()));
     let row = byCohort.get(cohort);
     if (row === undefined) byCohort.set(cohort, (row = []));
-    const cls = status === undefined ? UNKNOWN_STATUS : statusIndex(status);
-    const i = (hit ? 0 : UNKNOWN_STATUS + 1) + cls;
-    return (row[i] ??= this.createRequestSeries(hit ? 'true' : 'false', STATUS_CLASSES[cls] ?? 'unknown', model, route, cohort));
+    return (row[i] = this.createRequestSeries(hitLabel, statusClass, model, route, cohort));
+  }
+
+  /** The first family a new request series would not fit (so it would go to __other__ there), if any. */
+  private fullFamily(hit: string, statusClass: string, model: string, route: string, cohort: string): { overflowed(): void } | undefined {
+    const m = this.metrics;
+    if (!m.requests.admits([hit, statusClass, model, route, cohort])) return m.requests;
+    if (!m.duration.admits([hit, model, route, cohort])) return m.duration;
+    if (!m.degraded.admits([model, route, cohort])) return m.degraded;
+    if (!m.cached.admits([model, route])) return m.cached;
+    if (hit === 'true' && !m.warmup.admits(['hit', model], ['miss', model])) return m.warmup;
+    return undefined;
   }
 
   private createRequestSeries(hit: string, statusClass: string, model: string, route: string, cohort: string): RequestSeries {

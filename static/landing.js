@@ -69,7 +69,9 @@
     const g = data.gate;
     gate.dataset.state = g.pauseNonCore ? 'paused' : 'open';
     if (g.pauseNonCore) {
-      const names = g.alerts.map((a) => a.alertname).filter(Boolean).join(', ');
+      // The state lists the first few alerts held; alertCount says how many there are.
+      const more = isNum(g.alertCount) && g.alertCount > g.alerts.length ? ` and ${count(g.alertCount - g.alerts.length)} more` : '';
+      const names = [...new Set(g.alerts.map((a) => a.alertname).filter(Boolean))].join(', ') + more;
       setText(gate, `Paused since ${g.since ? clockTime(Date.parse(g.since)) : '?'}${names ? ` (${names})` : ''}`);
     } else {
       setText(gate, 'Open: non-core calls flow');

@@ -46,6 +46,18 @@ describe('config', () => {
     expect(problemOf('headers:\n  layerId:\n    match: "(["\n')).toMatch(/^zp\.yml:3: headers\.layerId\.match: not a valid regular expression/);
   });
 
+  it('validates the bounds on labels, series, the gate and ingest bodies', () => {
+    expect(problemOf('metrics:\n  labelValueMaxBytes: 8\n')).toMatch(/^zp\.yml:2: metrics\.labelValueMaxBytes: .*>=16/);
+    expect(problemOf('metrics:\n  maxSeriesPerFamily: 10\n')).toMatch(/^zp\.yml:2: metrics\.maxSeriesPerFamily: .*>=100/);
+    expect(problemOf('gate:\n  maxAlerts: 0\n')).toMatch(/^zp\.yml:2: gate\.maxAlerts: .*>=1/);
+    expect(problemOf('gate:\n  maxBodyBytes: 100\n')).toMatch(/^zp\.yml:2: gate\.maxBodyBytes: .*>=1024/);
+    expect(problemOf('ingest:\n  bodyReadTimeout: 10m\n')).toMatch(/^zp\.yml:2: ingest\.bodyReadTimeout: must be at most 5m/);
+    expect(problemOf('ingest:\n  bodyReadTimeout: soon\n')).toMatch(/^zp\.yml:2: ingest\.bodyReadTimeout: "soon" is not a duration/);
+    const c = parseConfig('metrics:\n  labelValueMaxBytes: 64\ningest:\n  bodyReadTimeout: 2s\n', 'zp.yml');
+    expect(c.metrics.labelValueMaxBytes).toBe(64);
+    expect(c.ingest.bodyReadTimeout).toBe(2_000);
+  });
+
   it('rejects unknown keys, pointing at the map that holds them', () => {
     expect(problemOf('signals:\n  baselineSeconds: 0.2\n  baselineMs: 185\n')).toMatch(/^zp\.yml:2: signals: .*baselineMs/);
   });

@@ -119,7 +119,7 @@ function gauge(gate: LoadSheddingGate): number[] {
 describe('load-shedding gate', () => {
   it('starts open, with the paused gauge present at 0', async () => {
     const h = await start();
-    expect(await h.state()).toEqual({ pauseNonCore: false, since: null, alerts: [] });
+    expect(await h.state()).toEqual({ pauseNonCore: false, since: null, alertCount: 0, alerts: [] });
     expect(gauge(h.gate)).toEqual([0]);
   });
 
@@ -131,6 +131,7 @@ describe('load-shedding gate', () => {
     expect(await h.state()).toEqual({
       pauseNonCore: true,
       since: '2024-05-14T09:43:30.000Z',
+      alertCount: 1,
       alerts: [
         {
           alertname: 'ZeroPlaneP0DriftWithDegraded',
@@ -149,7 +150,7 @@ describe('load-shedding gate', () => {
     const h = await start();
     const res = await h.post(notification([alert({ name: 'ZeroPlaneHitRateLow', severity: 'warning', priority: '', fingerprint: 'a1b2c3d4e5f60718' })]));
     expect(res).toMatchObject({ status: 200, body: { status: 'ok', pauseNonCore: false } });
-    expect(await h.state()).toEqual({ pauseNonCore: false, since: null, alerts: [] });
+    expect(await h.state()).toEqual({ pauseNonCore: false, since: null, alertCount: 0, alerts: [] });
     expect(gauge(h.gate)).toEqual([0]);
     // A critical alert with another priority is not the P0 either.
     await h.post(notification([alert({ name: 'ZeroPlaneCanaryRollback', priority: 'P1', fingerprint: 'b1b2c3d4e5f60718' })]));
@@ -183,7 +184,7 @@ describe('load-shedding gate', () => {
     h.clock.now += 60_000;
     const res = await h.post(notification([alert({ status: 'resolved', job: 'zero-plane-exporter', fingerprint: P0_FINGERPRINT })]));
     expect(res).toMatchObject({ status: 200, body: { status: 'ok', pauseNonCore: false } });
-    expect(await h.state()).toEqual({ pauseNonCore: false, since: null, alerts: [] });
+    expect(await h.state()).toEqual({ pauseNonCore: false, since: null, alertCount: 0, alerts: [] });
     expect(gauge(h.gate)).toEqual([0]);
     expect(h.logs.find((l) => l.msg === 'non-core calls resumed')).toMatchObject({ level: 'info', pausedSince: '2024-05-14T09:43:30.000Z' });
   });
@@ -205,7 +206,7 @@ describe('load-shedding gate', () => {
     expect(gauge(h.gate)).toEqual([1]);
 
     await h.post(notification([alert({ status: 'resolved', job: 'gateway-us', fingerprint: 'bbbbbbbbbbbbbbbb' })]));
-    expect(await h.state()).toEqual({ pauseNonCore: false, since: null, alerts: [] });
+    expect(await h.state()).toEqual({ pauseNonCore: false, since: null, alertCount: 0, alerts: [] });
     expect(gauge(h.gate)).toEqual([0]);
   });
 
@@ -308,7 +309,7 @@ describe('load-shedding gate', () => {
     expect(Buffer.byteLength(over)).toBe(1024 * 1024 + 1);
     const res = await h.post(over);
     expect(res.status).toBe(413);
-    expect(res.body.error).toMatch(/1 MiB/);
+    expect(res.body.error).toMatch(/gate\.maxBodyBytes \(1048576 bytes\)/);
     expect((await h.state()).pauseNonCore).toBe(false);
 
     const under = padded(1024 * 1024);

@@ -54,9 +54,9 @@ describe('exposition', () => {
     expect(['a', 'b', 'c', 'a', 'd'].map((v) => m.model.map(v))).toEqual(['a', 'b', '__other__', 'a', '__other__']);
     expect(m.reason.map('x')).toBe('x');
     expect(m.reason.map('y')).toBe('__other__');
-    expect(m.labelOverflow.get(['model'])).toBe(2);
-    expect(m.labelOverflow.get(['reason'])).toBe(1);
-    expect(m.labelOverflow.get(['route'])).toBe(0);
+    expect(m.labelOverflow.get(['model', 'too_many_values'])).toBe(2);
+    expect(m.labelOverflow.get(['reason', 'too_many_values'])).toBe(1);
+    expect(m.labelOverflow.get(['route', 'too_many_values'])).toBe(0);
   });
 
   it('series alerts take increase() of exist at zero before the first event', async () => {

@@ -209,7 +209,7 @@ describe('serve with a checkpoint', () => {
     expect(requests(text, 'model-51')).toBeUndefined();
     expect(requests(text, 'model-1')).toBe(2);
     expect(requests(text, 'model-50')).toBe(2);
-    expect(sample(text, 'zero_plane_exporter_label_overflow_total{label="model"}')).toBe(1);
+    expect(sample(text, 'zero_plane_exporter_label_overflow_total{label="model",reason="too_many_values"}')).toBe(1);
   });
 
   it('a checkpoint that cannot be written is logged and counted, never fatal', async () => {

@@ -65,6 +65,7 @@ const MONOTONIC = [
   'zero_plane_exporter_parse_errors_total',
   'zero_plane_exporter_header_parse_errors_total',
   'zero_plane_exporter_label_overflow_total',
+  'zero_plane_exporter_series_overflow_total',
 ];
 
 function decreases(before: Samples, after: Samples): string[] {

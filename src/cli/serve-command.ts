@@ -2,7 +2,7 @@
 import { restoreMetrics, takeCheckpoint, type Checkpoint, type CheckpointJson } from '../checkpoint/checkpoint-state.js';
 import { Checkpointer, loadCheckpoint } from '../checkpoint/checkpointer.js';
 import type { Config } from '../config/schema.js';
-import { gateRouter } from '../gate/gate-router.js';
+import { gateRouter, WEBHOOK_PATH } from '../gate/gate-router.js';
 import { LoadSheddingGate } from '../gate/load-shedding-gate.js';
 import { ingestRouter } from '../ingest/ingest-router.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
@@ -76,7 +76,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const checkpointFile = config.checkpoint.file;
   const checkpoint = checkpointFile === undefined ? undefined : restoreCheckpoint(checkpointFile, pipeline, log);
   const gauges = new WindowGauges(pipeline.window, config.signals);
-  const gate = new LoadSheddingGate({ pauseLabel: config.gate.pauseLabel, pauseValue: config.gate.pauseValue });
+  const gate = new LoadSheddingGate({ pauseLabel: config.gate.pauseLabel, pauseValue: config.gate.pauseValue, maxAlerts: config.gate.maxAlerts });
   // Every snapshot is taken between two polls of the files, so offsets and counts agree; without file
   // sources there are no offsets, only counters (stdin and HTTP ingest cannot be read again).
   const snapshot = (): Promise<CheckpointJson> => {
@@ -85,7 +85,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   };
   const checkpointer =
     checkpointFile === undefined ? undefined : new Checkpointer({ file: checkpointFile, schedule: config.checkpoint.schedule, log, take: snapshot });
-  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families(), gate.paused, ...(checkpointer?.families() ?? [])], VERSION);
+  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families(), ...gate.families(), ...(checkpointer?.families() ?? [])], VERSION);
   // The landing page's numbers: the window now, and samples of it for the charts.
   const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
   const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
@@ -134,6 +134,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
 
   let ready = false;
   const app = createApp({
+    log,
     ...(web === undefined ? {} : { headers: web.headers }),
     ...(basicAuthOn ? { guard: basicAuth({ users: web.basicAuthUsers, log }) } : {}),
     registry,
@@ -144,12 +145,13 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     // between would see them lower than before the restart: a counter reset).
     ...(checkpoint === undefined ? {} : { scrapeReady: () => ready }),
     routers: [
-      gateRouter(gate, bearerToken === undefined ? { log } : { bearerToken, log }),
+      gateRouter(gate, { ...(bearerToken === undefined ? {} : { bearerToken }), maxBodyBytes: config.gate.maxBodyBytes, log }),
       ingestRouter({
         enabled: config.ingest.enabled,
         ...(ingestToken === undefined ? {} : { bearerToken: ingestToken }),
         maxBodyBytes: config.ingest.maxBodyBytes,
         maxInFlightBytes: config.ingest.maxInFlightBytes,
+        bodyReadTimeoutMs: config.ingest.bodyReadTimeout,
         maxLineBytes,
         sink: pipeline,
         log,
@@ -164,6 +166,12 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       faults: extras.faults,
     }),
   });
+  if (bearerToken === undefined && !basicAuthOn) {
+    // Whoever reaches the port can pause (or resume) every gateway's non-core calls.
+    log.warn('the gate webhook accepts alerts from anyone who can reach the port; set gate.bearerTokenFile (or basic auth in --web.config.file)', {
+      path: WEBHOOK_PATH,
+    });
+  }
   const server = await listenWeb(app, listenAt.host, listenAt.port, web?.tls, log);
   history.start();
   const address = server.address;

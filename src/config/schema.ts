@@ -117,6 +117,10 @@ export const metricsSchema = z
     histogramBuckets: z.array(z.number().positive()).optional(),
     labelValueLimit: z.number().int().min(1).default(50),
     downgradeReasonLimit: z.number().int().min(1).default(20),
+    /** Longest label value kept (UTF-8 bytes, the cut mark included); longer ones are cut and marked. */
+    labelValueMaxBytes: z.number().int().min(16).max(4096).default(128),
+    /** Series one family may hold (a histogram's label set counts once); past it new ones go to __other__. */
+    maxSeriesPerFamily: z.number().int().min(100).max(1_000_000).default(1000),
   })
   .strict();
 
@@ -143,6 +147,10 @@ export const gateSchema = z
     /** Alerts carrying this label value pause non-core calls (the P0). */
     pauseLabel: z.string().min(1).default('priority'),
     pauseValue: z.string().min(1).default('P0'),
+    /** Firing pause alerts held at once (by fingerprint); past it new ones are dropped and counted. */
+    maxAlerts: z.number().int().min(1).max(100_000).default(1000),
+    /** Largest webhook body; larger ones get 413. */
+    maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   })
   .strict();
 
@@ -157,6 +165,11 @@ export const ingestSchema = z
     maxBodyBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
     /** Body bytes held at once across concurrent requests; past it a request gets 429 and is retried. */
     maxInFlightBytes: z.number().int().min(1024).max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+    /**
+     * Time a request has to send its whole body; past it, 408 and its bytes go back to maxInFlightBytes.
+     * At most Node's own request timeout (5 m), which would otherwise end the request first.
+     */
+    bodyReadTimeout: duration.default(30_000).refine((ms) => ms <= 300_000, 'must be at most 5m (Node ends a request after 5 m anyway)'),
   })
   .strict()
   .refine((i) => i.maxInFlightBytes >= i.maxBodyBytes, {

@@ -1,6 +1,7 @@
 // HTTP face of the load-shedding gate: Alertmanager POSTs webhooks, the gateway polls the state.
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
+import { gateSchema } from '../config/schema.js';
 import { BearerToken } from '../server/bearer-token.js';
 import type { Logger } from '../server/logger.js';
 import type { LoadSheddingGate } from './load-shedding-gate.js';
@@ -8,16 +9,20 @@ import { parseWebhookPayload } from './webhook-payload.js';
 
 export const WEBHOOK_PATH = '/api/v1/alerts/webhook';
 export const GATE_PATH = '/api/v1/gate';
-export const WEBHOOK_BODY_LIMIT_BYTES = 1024 * 1024;
+/** The config default of gate.maxBodyBytes, for a router built without one. */
+export const WEBHOOK_BODY_LIMIT_BYTES = gateSchema.parse({}).maxBodyBytes;
 
 export interface GateRouterOptions {
   /** When set, the webhook requires `Authorization: Bearer <token>`. */
   bearerToken?: string;
+  /** Largest webhook body (gate.maxBodyBytes); larger ones get 413. */
+  maxBodyBytes?: number;
   log: Logger;
 }
 
 export function gateRouter(gate: LoadSheddingGate, opts: GateRouterOptions): express.Router {
   const { log } = opts;
+  const maxBodyBytes = opts.maxBodyBytes ?? WEBHOOK_BODY_LIMIT_BYTES;
   if (opts.bearerToken !== undefined && opts.bearerToken === '') throw new Error('gate bearer token must not be empty');
   const expected = opts.bearerToken === undefined ? undefined : new BearerToken(opts.bearerToken);
   const router = express.Router();
@@ -33,7 +38,7 @@ export function gateRouter(gate: LoadSheddingGate, opts: GateRouterOptions): exp
   };
 
   // Any Content-Type: the body is JSON by contract (Alertmanager sends application/json).
-  const json = express.json({ limit: WEBHOOK_BODY_LIMIT_BYTES, strict: true, type: () => true });
+  const json = express.json({ limit: maxBodyBytes, strict: true, type: () => true });
 
   router.post(WEBHOOK_PATH, authenticate, json, (req: Request, res: Response) => {
     // body-parser turns a zero-length body into {}; say what is actually wrong.
@@ -81,7 +86,7 @@ export function gateRouter(gate: LoadSheddingGate, opts: GateRouterOptions): exp
   // Errors from the routes above (body-parser's included) become JSON, never express's HTML page.
   router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const { status, message } = describeError(err);
+    const { status, message } = describeError(err, maxBodyBytes);
     if (status >= 500) log.error('gate request failed', { path: req.path, error: err instanceof Error ? err.message : String(err) });
     else log.warn('gate webhook rejected', { reason: message, remote: req.socket.remoteAddress });
     res.status(status).json({ error: message });
@@ -96,7 +101,7 @@ function methodNotAllowed(allow: string) {
   };
 }
 
-function describeError(err: unknown): { status: number; message: string } {
+function describeError(err: unknown, maxBodyBytes: number): { status: number; message: string } {
   const e = (typeof err === 'object' && err !== null ? err : {}) as { status?: unknown; statusCode?: unknown; type?: unknown; message?: unknown };
   const raw = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : 500;
   const status = raw >= 400 && raw < 600 ? raw : 500;
@@ -105,7 +110,7 @@ function describeError(err: unknown): { status: number; message: string } {
     case 'entity.parse.failed':
       return { status: 400, message: `body is not valid JSON (an Alertmanager webhook object expected): ${detail}` };
     case 'entity.too.large':
-      return { status: 413, message: `body exceeds the ${WEBHOOK_BODY_LIMIT_BYTES} byte (1 MiB) limit` };
+      return { status: 413, message: `body exceeds gate.maxBodyBytes (${maxBodyBytes} bytes)` };
     default:
       return { status, message: status >= 500 ? 'internal error handling the gate request' : detail };
   }

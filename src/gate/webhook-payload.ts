@@ -15,8 +15,8 @@ export const webhookAlertSchema = z.looseObject({
   status: z.enum(['firing', 'resolved']),
   labels: kv,
   startsAt: timestamp,
-  /** Alertmanager's hash of the label set: the identity of the alert across notifications. */
-  fingerprint: z.string().min(1),
+  /** Alertmanager's hash of the label set (16 hex digits): the identity of the alert across notifications. */
+  fingerprint: z.string().min(1).max(128),
   annotations: lenient(kv),
   endsAt: lenient(z.string()),
   generatorURL: lenient(z.string()),

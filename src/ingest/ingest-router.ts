@@ -1,6 +1,6 @@
 // POST /api/v1/ingest: gateway log lines pushed over HTTP (NDJSON, optionally gzip), counted by the same
 // pipeline as followed files, under source "http". Each body is all or nothing: it is read whole within
-// the limits first, and only then fed, so a body that fails (413, 400, the client going away) counts
+// the limits first, and only then fed, so a body that fails (413, 400, 408, the client going away) counts
 // nothing, and the response's accepted/rejected counts are exactly what /metrics gained from it.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { BearerToken } from '../server/bearer-token.js';
@@ -17,6 +17,8 @@ export interface IngestRouterOptions {
   bearerToken?: string;
   maxBodyBytes: number;
   maxInFlightBytes: number;
+  /** Milliseconds a request has to send its whole body (ingest.bodyReadTimeout). */
+  bodyReadTimeoutMs: number;
   maxLineBytes: number;
   sink: CountingSink;
   log: Logger;
@@ -64,13 +66,15 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
     const encoding = parseContentEncoding(req.get('content-encoding'));
     if (encoding === undefined) return reject(req, res, 415, `Content-Encoding "${req.get('content-encoding')}" is not supported; send the body as is or with gzip`);
 
-    const body = await readBody(req, encoding, { maxBodyBytes: opts.maxBodyBytes, budget });
+    const body = await readBody(req, encoding, { maxBodyBytes: opts.maxBodyBytes, budget, timeoutMs: opts.bodyReadTimeoutMs });
     if (!body.ok) {
       if (body.status === 'aborted') {
         log.debug('ingest request abandoned by the client; nothing counted', { reason: body.error, remote: req.socket.remoteAddress });
         return;
       }
       if (body.status === 429) res.set('Retry-After', '1');
+      // The rest of a body that came too slowly is not waited for: the connection ends with the answer.
+      if (body.status === 408) res.set('Connection', 'close');
       return reject(req, res, body.status, body.error);
     }
     let outcome: IngestOutcome;

@@ -1,6 +1,8 @@
 // Reads a whole ingest body into memory, within limits, before any of it is counted: a body that turns
-// out too large, badly compressed or cut off counts nothing. gzip is decompressed as it arrives, and the
-// limit applies to the decompressed size too, so a small gzip bomb gets 413 instead of the heap.
+// out too large, badly compressed, cut off or too slow counts nothing. gzip is decompressed as it arrives,
+// and the limit applies to the decompressed size too, so a small gzip bomb gets 413 instead of the heap.
+// The time limit is on the whole body, not on silence: a client that trickles a byte a second would
+// otherwise hold its share of the in-flight budget for as long as Node lets a request last (5 m).
 import type { IncomingMessage } from 'node:http';
 import { createGunzip } from 'node:zlib';
 
@@ -29,6 +31,8 @@ export interface BodyLimits {
   /** Largest body, counted as received and again after decompression. */
   maxBodyBytes: number;
   budget: ByteBudget;
+  /** Milliseconds the whole body may take to arrive; past it the read fails with 408. */
+  timeoutMs: number;
 }
 
 export type Encoding = 'identity' | 'gzip';
@@ -37,6 +41,8 @@ export type BodyResult =
   /** The (decompressed) body; call release() once it has been used, to return its bytes to the budget. */
   | { ok: true; chunks: Buffer[]; bytes: number; release(): void }
   | { ok: false; status: 400 | 413 | 429; error: string }
+  /** Too slow: the rest of the body is not waited for; answer, then close the connection. */
+  | { ok: false; status: 408; error: string }
   /** The client went away before the body was complete: there is nobody to answer. */
   | { ok: false; status: 'aborted'; error: string };
 
@@ -49,7 +55,7 @@ export function parseContentEncoding(header: string | undefined): Encoding | und
 }
 
 export function readBody(req: IncomingMessage, encoding: Encoding, limits: BodyLimits): Promise<BodyResult> {
-  const { maxBodyBytes: max, budget } = limits;
+  const { maxBodyBytes: max, budget, timeoutMs } = limits;
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > max) {
     // Refused before reading; node discards the unread body after the response.
@@ -66,16 +72,22 @@ export function readBody(req: IncomingMessage, encoding: Encoding, limits: BodyL
     const finish = (result: BodyResult): void => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       req.off('data', onData);
       if (!result.ok) {
         budget.give(held);
         chunks.length = 0;
         gunzip?.destroy();
-        // Keep reading (and dropping) the rest, so the error response can be sent on this connection.
-        if (!req.readableEnded) req.resume();
+        // Keep reading (and dropping) the rest, so the error response can be sent on this connection; not
+        // after a timeout, where the rest may never come (the caller closes the connection instead).
+        if (result.status === 408) req.pause();
+        else if (!req.readableEnded) req.resume();
       }
       resolve(result);
     };
+    const timer = setTimeout(() => {
+      finish({ ok: false, status: 408, error: `the body did not arrive within ingest.bodyReadTimeout (${timeoutMs} ms); nothing from it was counted` });
+    }, timeoutMs);
 
     const keep = (chunk: Buffer): void => {
       if (done) return;

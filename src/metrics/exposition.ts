@@ -1,6 +1,13 @@
 // The Prometheus text format of our families, written directly. prom-client formatted every label of
 // every series on every scrape (~15 of ~17 ms at 5,300 series); here a series' label text is escaped once
 // and kept, and values are written as prom-client writes them, so the output is the same text.
+/**
+ * A family's text is handed out in pieces of about this many characters (cut between series), so that
+ * /metrics never builds the whole body as one string: V8 caps a string at ~512 MiB ("Invalid string
+ * length"), and one piece at a time also lets the response be written with back-pressure.
+ */
+export const EXPOSITION_CHUNK_CHARS = 64 * 1024;
+
 /** Label pairs as they appear between the braces: `a="x",b="y"`, escaped like prom-client. */
 export function labelText(names: readonly string[], values: readonly string[]): string {
   let out = '';

@@ -1,8 +1,8 @@
 // Plain labelled counters, gauges and histograms for the per-line hot path: a Map lookup and an add,
-// no prom-client objects. They are turned into exposition only at scrape time (text(), exposition.ts).
-import { familyHeader, labelText, valueText } from './exposition.js';
-
-const SEP = '\u001f';
+// no prom-client objects. They are turned into exposition only at scrape time (chunks(), exposition.ts).
+// A family given a SeriesLimit never holds more than its maxSeries series plus their overflow series.
+import { EXPOSITION_CHUNK_CHARS, familyHeader, labelText, valueText } from './exposition.js';
+import { keyOf, SeriesLimit, type SeriesLimitOptions } from './series-limit.js';
 
 /**
  * One series of a counter or gauge. The per-line path resolves it once per label combination and then
@@ -19,29 +19,51 @@ type Series = SeriesHandle;
 abstract class ScalarFamily {
   protected readonly series = new Map<string, Series>();
   private readonly labelTexts: LabelTexts;
+  /** Undefined: unbounded (families whose labels are all closed sets, such as a build-info gauge). */
+  readonly limit: SeriesLimit | undefined;
 
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
     readonly type: 'counter' | 'gauge',
+    limit?: SeriesLimitOptions,
   ) {
     this.labelTexts = new LabelTexts(labelNames);
+    this.limit = limit === undefined ? undefined : new SeriesLimit(name, labelNames, limit);
+  }
+
+  /** How many series the family holds (overflow series included). */
+  get size(): number {
+    return this.series.size;
   }
 
   /** The current value of one series (0 when it was never touched). */
   get(values: readonly string[]): number {
-    return this.series.get(values.join(SEP))?.value ?? 0;
+    return this.series.get(keyOf(values))?.value ?? 0;
   }
 
   /** Whether the series exists (was touched or changed). */
   has(values: readonly string[]): boolean {
-    return this.series.has(values.join(SEP));
+    return this.series.has(keyOf(values));
   }
 
-  /** The series, created at 0 if it does not exist yet (like touch). */
+  /**
+   * The series, created at 0 if it does not exist yet (like touch). In a full family a new label set gets
+   * its overflow series (counted), whose labels say __other__ where these say otherwise.
+   */
   handle(values: readonly string[]): SeriesHandle {
     return this.cell(values);
+  }
+
+  /** Whether each of these label sets has, or would get, a series of its own (not an overflow series). */
+  admits(...labelSets: (readonly string[])[]): boolean {
+    return this.limit === undefined || this.limit.admits(this.series, labelSets);
+  }
+
+  /** Counts one event sent to an overflow series by the caller (who found admits() false). */
+  overflowed(): void {
+    this.limit?.overflowed();
   }
 
   /** Sum over every series whose labels match the given subset. */
@@ -60,10 +82,19 @@ abstract class ScalarFamily {
   /**
    * Sets series to saved values (a checkpoint), creating them as needed. Handles resolved before or after
    * stay valid: an existing series keeps its object and only its value changes. Rows whose label count
-   * does not match this family's are ignored.
+   * does not match this family's are ignored. Rows obey the bounds a line would: label values are cut
+   * and limited by the family's limiters, and past maxSeries rows go to their overflow series. Rows that
+   * land on one series add up (a gauge keeps the largest: the one restored gauge is a timestamp).
    */
   restore(rows: ReadonlyArray<readonly [readonly string[], number]>): void {
-    for (const [labels, value] of rows) if (labels.length === this.labelNames.length) this.cell(labels).value = value;
+    const restored = new Set<Series>();
+    for (const [labels, value] of rows) {
+      if (labels.length !== this.labelNames.length) continue;
+      const s = this.cell(this.limit?.restoreLabels(labels) ?? labels, false);
+      if (!restored.has(s)) s.value = value;
+      else s.value = this.type === 'counter' ? s.value + value : Math.max(s.value, value);
+      restored.add(s);
+    }
   }
 
   /** Drops every series, so a gauge with nothing to say is absent rather than stale. */
@@ -71,30 +102,50 @@ abstract class ScalarFamily {
     this.series.clear();
   }
 
-  protected cell(values: readonly string[]): Series {
-    const key = values.length === 1 ? (values[0] as string) : values.join(SEP);
-    let s = this.series.get(key);
+  /** The series of `values`, created if needed; in a full family, a new label set's overflow series. */
+  protected cell(values: readonly string[], counted = true): Series {
+    let s = this.series.get(keyOf(values));
     if (s === undefined) {
+      const overflow = this.limit?.overflowFor(values, this.series.size);
+      if (overflow !== undefined) {
+        if (counted) this.limit?.overflowed();
+        return this.cell(overflow, false);
+      }
       s = { labels: [...values], value: 0 };
-      this.series.set(key, s);
+      this.series.set(keyOf(values), s);
     }
     return s;
   }
 
   /** The family in the text format; each series' label text is escaped once and kept. */
   text(): string {
+    return joinChunks(this.chunks());
+  }
+
+  /** text() in pieces of about EXPOSITION_CHUNK_CHARS, cut between series: /metrics writes these. */
+  *chunks(): Generator<string> {
     let out = familyHeader(this.name, this.help, this.type);
     for (const s of this.series.values()) {
       const labels = this.labelTexts.of(s);
       out += `\n${this.name}${labels === '' ? '' : `{${labels}}`} ${valueText(s.value)}`;
+      if (out.length >= EXPOSITION_CHUNK_CHARS) {
+        yield out;
+        out = '';
+      }
     }
-    return out;
+    if (out !== '') yield out;
   }
 }
 
+function joinChunks(chunks: Iterable<string>): string {
+  let out = '';
+  for (const c of chunks) out += c;
+  return out;
+}
+
 export class CounterFamily extends ScalarFamily {
-  constructor(name: string, help: string, labelNames: readonly string[]) {
-    super(name, help, labelNames, 'counter');
+  constructor(name: string, help: string, labelNames: readonly string[], limit?: SeriesLimitOptions) {
+    super(name, help, labelNames, 'counter', limit);
   }
 
   /** Adds `by`; true when this created the series (its first event). */
@@ -104,15 +155,15 @@ export class CounterFamily extends ScalarFamily {
     return this.series.size !== before;
   }
 
-  /** Creates the series at 0 so `increase()` sees the first event instead of a new series. */
+  /** Creates the series at 0 so `increase()` sees the first event instead of a new series (not an event: never counted as overflow). */
   touch(values: readonly string[]): void {
-    this.cell(values);
+    this.cell(values, false);
   }
 }
 
 export class GaugeFamily extends ScalarFamily {
-  constructor(name: string, help: string, labelNames: readonly string[]) {
-    super(name, help, labelNames, 'gauge');
+  constructor(name: string, help: string, labelNames: readonly string[], limit?: SeriesLimitOptions) {
+    super(name, help, labelNames, 'gauge', limit);
   }
 
   set(values: readonly string[], value: number): void {
@@ -163,30 +214,61 @@ export class HistogramFamily {
   private readonly series = new Map<string, HistogramSeries>();
   private readonly leLabels: string[];
   private readonly labelTexts: LabelTexts;
+  /** Bounds the label sets (each is one series of buckets, _sum and _count). */
+  readonly limit: SeriesLimit | undefined;
 
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
     readonly bounds: readonly number[],
+    limit?: SeriesLimitOptions,
   ) {
     this.leLabels = bounds.map(String);
     this.labelTexts = new LabelTexts(labelNames);
+    this.limit = limit === undefined ? undefined : new SeriesLimit(name, labelNames, limit);
+  }
+
+  /** How many label sets the family holds (overflow ones included). */
+  get size(): number {
+    return this.series.size;
   }
 
   observe(values: readonly string[], v: number): void {
     this.handle(values).observe(v);
   }
 
-  /** The series, created empty if it does not exist yet; it shows in the exposition from then on. */
-  handle(values: readonly string[]): HistogramSeries {
-    const key = values.join(SEP);
-    let s = this.series.get(key);
+  /**
+   * The series, created empty if it does not exist yet; it shows in the exposition from then on. In a full
+   * family a new label set gets its overflow series (counted).
+   */
+  handle(values: readonly string[], counted = true): HistogramSeries {
+    let s = this.series.get(keyOf(values));
     if (s === undefined) {
+      const overflow = this.limit?.overflowFor(values, this.series.size);
+      if (overflow !== undefined) {
+        if (counted) this.limit?.overflowed();
+        return this.handle(overflow, false);
+      }
       s = new HistogramSeries([...values], this.bounds);
-      this.series.set(key, s);
+      this.series.set(keyOf(values), s);
     }
     return s;
+  }
+
+  /** Whether each of these label sets has, or would get, a series of its own (not an overflow series). */
+  admits(...labelSets: (readonly string[])[]): boolean {
+    return this.limit === undefined || this.limit.admits(this.series, labelSets);
+  }
+
+  /** Counts one event sent to an overflow series by the caller (who found admits() false). */
+  overflowed(): void {
+    this.limit?.overflowed();
+  }
+
+  /** Whether the series exists. */
+  has(values: readonly string[]): boolean {
+    return this.series.has(keyOf(values));
   }
 
   /** Every series: labels, non-cumulative bucket counts (one per bound), sum and count. */
@@ -196,15 +278,24 @@ export class HistogramFamily {
 
   /**
    * Sets series to saved values (a checkpoint) taken with the same bounds, creating them as needed;
-   * handles stay valid. Rows whose label or bucket count does not match are ignored.
+   * handles stay valid. Rows whose label or bucket count does not match are ignored. Rows obey the bounds
+   * a line would (cut and limited label values, maxSeries); rows that land on one series add up.
    */
   restore(rows: readonly HistogramRow[]): void {
+    const restored = new Set<HistogramSeries>();
     for (const row of rows) {
       if (row.labels.length !== this.labelNames.length || row.counts.length !== this.bounds.length) continue;
-      const s = this.handle(row.labels);
-      s.counts.set(row.counts);
-      s.sum = row.sum;
-      s.count = row.count;
+      const s = this.handle(this.limit?.restoreLabels(row.labels) ?? row.labels, false);
+      if (!restored.has(s)) {
+        s.counts.set(row.counts);
+        s.sum = row.sum;
+        s.count = row.count;
+        restored.add(s);
+        continue;
+      }
+      for (let i = 0; i < row.counts.length; i++) (s.counts[i] as number) += row.counts[i] as number;
+      s.sum += row.sum;
+      s.count += row.count;
     }
   }
 
@@ -234,6 +325,11 @@ export class HistogramFamily {
 
   /** The family in the text format (buckets cumulative, then _sum and _count); label text kept per series. */
   text(): string {
+    return joinChunks(this.chunks());
+  }
+
+  /** text() in pieces of about EXPOSITION_CHUNK_CHARS, cut between series (a series' buckets stay together). */
+  *chunks(): Generator<string> {
     let out = familyHeader(this.name, this.help, 'histogram');
     const n = this.name;
     for (const s of this.series.values()) {
@@ -246,8 +342,12 @@ export class HistogramFamily {
       }
       const plain = labels === '' ? '' : `{${labels}}`;
       out += `\n${n}_bucket${open}le="+Inf"} ${valueText(s.count)}\n${n}_sum${plain} ${valueText(s.sum)}\n${n}_count${plain} ${valueText(s.count)}`;
+      if (out.length >= EXPOSITION_CHUNK_CHARS) {
+        yield out;
+        out = '';
+      }
     }
-    return out;
+    if (out !== '') yield out;
   }
 }
 

@@ -3,6 +3,7 @@
 // the worker thread imports this, and every module it loads is paid for in its own heap.
 import type { ExporterMetrics } from './exporter-metrics.js';
 import { GaugeFamily, HistogramFamily } from './families.js';
+import { keyOf } from './series-limit.js';
 
 /** Every series and label admission as plain data (structured-clone safe). */
 export interface MetricsState {
@@ -33,14 +34,34 @@ export function metricsState(metrics: ExporterMetrics): MetricsState {
 /**
  * Whether adding `later` (metrics of the lines that follow, counted from fresh metrics) to `metrics` gives
  * exactly what one pass over all the lines would have: the later lines admitted every label value they saw
- * (no overflow), and all the values together fit each limit. Then in one pass every one of those values
- * would also have been admitted, so none of the later lines maps to __other__ differently. What `metrics`
- * itself overflowed earlier does not matter: those lines were read by the same limiter either way.
+ * and made no overflow series, all the values together fit each label limit, and all the series together
+ * fit each family's series limit. Then in one pass every one of those values and series would also have
+ * been admitted, so none of the later lines maps to __other__ differently. What `metrics` itself overflowed
+ * earlier does not matter: those lines were read by the same limits either way. Cut values (too_long) do
+ * not matter either: a cut depends on the value alone.
  */
 export function mergesExactly(metrics: ExporterMetrics, later: MetricsState): boolean {
-  const overflow = later.series[metrics.labelOverflow.name] ?? [];
-  if (overflow.some(([, v]) => v > 0)) return false;
-  return Object.entries(metrics.limiters()).every(([label, limiter]) => limiter.fitsWith(later.labelValues[label] ?? []));
+  const replaced = (later.series[metrics.labelOverflow.name] ?? []).some(([labels, v]) => labels[1] !== 'too_long' && v > 0);
+  const folded = (later.series[metrics.seriesOverflow.name] ?? []).some(([, v]) => v > 0);
+  if (replaced || folded) return false;
+  const limitsFit = Object.entries(metrics.limiters()).every(([label, limiter]) => limiter.fitsWith(later.labelValues[label] ?? []));
+  return limitsFit && metrics.families().every((family) => seriesFit(family, later));
+}
+
+/** Whether the family's series and the ones `later` has for it, together, fit its series limit. */
+function seriesFit(family: ReturnType<ExporterMetrics['families']>[number], later: MetricsState): boolean {
+  const max = family.limit?.maxSeries;
+  if (max === undefined) return true;
+  const rows = family instanceof HistogramFamily ? (later.histograms[family.name] ?? []).map((r) => r.labels) : (later.series[family.name] ?? []).map(([labels]) => labels);
+  const seen = new Set<string>();
+  let extra = 0;
+  for (const labels of rows) {
+    const key = keyOf(labels);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (!family.has(labels)) extra++;
+  }
+  return family.size + extra <= max;
 }
 
 /**

@@ -4,12 +4,15 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import express, { type RequestHandler, type Router } from 'express';
+import express, { type RequestHandler, type Response, type Router } from 'express';
 import type { MetricsEndpoint } from '../metrics/registry.js';
+import { errorHandler, notFound } from './error-handler.js';
 import type { Logger } from './logger.js';
 import { clientCertificateProblem, type TlsSettings } from './web-config.js';
 
 export interface HttpOptions {
+  /** Where the error handler logs what a 5xx hid from the client. */
+  log?: Logger;
   /** Response headers set on every response (`http_server_config.headers`). */
   headers?: Readonly<Record<string, string>>;
   /** Runs before every route, unknown paths included (basic auth). */
@@ -48,13 +51,16 @@ export function createApp(opts: HttpOptions): express.Express {
       res.status(503).type('text/plain').send('zero-plane-exporter is catching up from its checkpoint; metrics are held back until then.\n');
       return;
     }
+    let chunks: string[];
     try {
       opts.beforeScrape();
-      const body = await opts.registry.metrics();
-      res.type(opts.registry.contentType).send(body);
+      chunks = await opts.registry.chunks();
     } catch (err) {
+      opts.log?.error('collecting metrics failed', { error: (err as Error).message });
       res.status(500).type('text/plain').send(`error collecting metrics: ${(err as Error).message}\n`);
+      return;
     }
+    await writeChunks(res, opts.registry.contentType, chunks);
   });
   app.get('/-/healthy', (_req, res) => {
     res.type('text/plain').send('zero-plane-exporter is Healthy.\n');
@@ -64,7 +70,35 @@ export function createApp(opts: HttpOptions): express.Express {
     else res.status(503).type('text/plain').send('zero-plane-exporter is not ready.\n');
   });
   app.use(opts.landing);
+  app.use(notFound);
+  app.use(errorHandler(opts.log));
   return app;
+}
+
+/**
+ * Writes a body piece by piece, waiting whenever the socket's buffer is full, so a large scrape is never
+ * one string and a slow reader holds at most the pieces not yet written. Content-Length is sent, as
+ * res.send would, so the client knows the body is whole.
+ */
+async function writeChunks(res: Response, contentType: string, chunks: readonly string[]): Promise<void> {
+  let bytes = 0;
+  for (const c of chunks) bytes += Buffer.byteLength(c);
+  res.status(200).type(contentType).set('Content-Length', String(bytes));
+  for (const c of chunks) {
+    if (res.destroyed) return;
+    if (!res.write(c)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    }
+  }
+  res.end();
 }
 
 
