@@ -2,7 +2,6 @@
 // certificate made here by openssl, basic auth (bcrypt) on every endpoint, client certificates, and what
 // happens to clients that get it wrong (401, a plain-HTTP 400, a failed handshake) while the exporter
 // keeps serving. A bad web config exits 2 naming the file, the line and the key.
-import { execFileSync } from 'node:child_process';
 import { tempDir } from './helpers/temp-dir.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -18,26 +17,13 @@ import { BcryptWorker, type Verifier } from '../src/server/bcrypt-verifier.js';
 import { listen, boundAddress } from '../src/server/http-server.js';
 import { createLogger } from '../src/server/logger.js';
 import { parseWebConfig, subjectAltNames } from '../src/server/web-config.js';
-import { requireBinary } from './helpers/binaries.js';
+import { makeCertificates as makeCertificatesIn } from './helpers/certificates.js';
 import { runCli, startServe, type ServeProcess } from './helpers/cli-process.js';
 
 const dir = tempDir('zp-web-config-');
 const path = (name: string) => join(dir, name);
 
-function openssl(args: string[]): void {
-  execFileSync(requireBinary('openssl'), args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-/** A self-signed server certificate for 127.0.0.1, a client CA and a client certificate it signed (SAN DNS:prometheus). */
-function makeCertificates(): void {
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-days', '1', '-keyout', 'server.key', '-out', 'server.crt']);
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=zero-plane test client CA', '-days', '1', '-keyout', 'ca.key', '-out', 'ca.crt']);
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=prometheus', '-keyout', 'client.key', '-out', 'client.csr']);
-  writeFileSync(path('client.ext'), 'subjectAltName=DNS:prometheus\nextendedKeyUsage=clientAuth\n');
-  openssl(['x509', '-req', '-in', 'client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-extfile', 'client.ext', '-out', 'client.crt']);
-  // Same SAN, but signed by nobody the server trusts.
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=prometheus', '-addext', 'subjectAltName=DNS:prometheus', '-days', '1', '-keyout', 'rogue.key', '-out', 'rogue.crt']);
-}
+const makeCertificates = () => makeCertificatesIn(dir);
 
 interface Reply {
   status: number;
