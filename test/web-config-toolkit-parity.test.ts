@@ -39,7 +39,7 @@ async function serveWith(webConfig: string, extra: string[] = []): Promise<{ ser
 const TLS = 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n';
 
 /** A TLS handshake with these client options: the negotiated protocol, cipher and ALPN, or the error. */
-function handshake(port: number, opts: ConnectionOptions): Promise<{ protocol: string | null; cipher: string; alpn: string | false } | { error: string }> {
+function handshake(port: number, opts: ConnectionOptions): Promise<{ protocol: string | null; cipher: string; alpn: string | false | null } | { error: string }> {
   return new Promise((resolve) => {
     const socket = tlsConnect({ host: '127.0.0.1', port, ca: readFileSync(path('server.crt')), ...opts }, () => {
       resolve({ protocol: socket.getProtocol(), cipher: socket.getCipher().name, alpn: socket.alpnProtocol });
