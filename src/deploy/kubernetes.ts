@@ -79,7 +79,7 @@ function deployment(config: Config): object {
               name: 'nginx',
               image: k.gatewayImage,
               command: ['nginx'],
-              args: ['-e', '/dev/stderr', '-c', `${SIDECAR_PATHS.nginxConfigDir}/nginx.conf`, '-g', 'daemon off;'],
+              args: ['-e', 'stderr', '-c', `${SIDECAR_PATHS.nginxConfigDir}/nginx.conf`, '-g', 'daemon off;'],
               ports: [{ name: 'http', containerPort: GATEWAY_PORT, protocol: 'TCP' }],
               readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10 },

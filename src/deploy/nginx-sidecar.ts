@@ -35,10 +35,10 @@ export function nginxConf(config: Config): string {
   const run = SIDECAR_PATHS.nginxRun;
   return `# nginx as the LLM gateway, writing the access log zero-plane-exporter reads (preset nginx-json).
 # Runs as any non-root user on a read-only root filesystem: everything it writes is under ${run} and
-# ${SIDECAR_PATHS.logDir} (volumes). Start: nginx -e /dev/stderr -c ${SIDECAR_PATHS.nginxConfigDir}/nginx.conf -g 'daemon off;'
+# ${SIDECAR_PATHS.logDir} (volumes). Start: nginx -e stderr -c ${SIDECAR_PATHS.nginxConfigDir}/nginx.conf -g 'daemon off;'
 worker_processes auto;
 pid ${run}/nginx.pid;
-error_log /dev/stderr warn;
+error_log stderr warn;
 
 events {
   worker_connections 1024;
