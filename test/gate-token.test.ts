@@ -22,11 +22,11 @@ describe('readBearerTokenFile', () => {
 
   it('names the file when it cannot be read', async () => {
     const path = join(dir, 'missing');
-    await expect(readBearerTokenFile(path)).rejects.toThrow(new RegExp(`token file ${path}: ENOENT`));
+    await expect(readBearerTokenFile(path)).rejects.toThrow(new RegExp(`token file ${path}: cannot read: ENOENT`));
   });
 
-  it('names the file when it is not a file (root can read anything, so no EACCES case)', async () => {
-    await expect(readBearerTokenFile(dir)).rejects.toThrow(new RegExp(`token file ${dir}: EISDIR`));
+  it('names the file when it is not a regular file (root can read anything, so no EACCES case)', async () => {
+    await expect(readBearerTokenFile(dir)).rejects.toThrow(new RegExp(`token file ${dir}: not a regular file \\(a directory\\)`));
   });
 
   it('refuses an empty file or one with more than a token', async () => {

@@ -9,12 +9,27 @@ export interface FlagSpec {
   type: 'string' | 'boolean';
   help: string;
   default?: string;
+  /** May be given more than once; every value is kept, in order. */
+  multiple?: boolean;
   commands: readonly Command[];
 }
 
 export const FLAGS: readonly FlagSpec[] = [
   { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report', 'generate', 'demo'] },
-  { name: 'web.listen-address', type: 'string', help: 'Address to listen on for the web interface and telemetry.', default: ':9185', commands: ['serve', 'demo'] },
+  {
+    name: 'web.listen-address',
+    type: 'string',
+    help: 'Address to listen on for the web interface and telemetry; repeat the flag to listen on several (each is bound).',
+    default: ':9185',
+    multiple: true,
+    commands: ['serve', 'demo'],
+  },
+  {
+    name: 'web.systemd-socket',
+    type: 'boolean',
+    help: 'Use the listening sockets systemd passed (socket activation: LISTEN_FDS, from descriptor 3) instead of --web.listen-address.',
+    commands: ['serve'],
+  },
   {
     name: 'web.config.file',
     type: 'string',
@@ -39,10 +54,12 @@ export const FLAGS: readonly FlagSpec[] = [
   },
   { name: 'tail.start-at', type: 'string', help: 'Where to start in files that already exist: end (new lines only) or start.', default: 'end', commands: ['serve'] },
   { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
+  { name: 'log.format', type: 'string', help: 'Log format on stderr: json (one object per line) or logfmt (key=value, as Prometheus writes).', default: 'json', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
   { name: 'format', type: 'string', help: 'Output format: text or json.', default: 'text', commands: ['report'] },
   { name: 'fail-on', type: 'string', help: 'Exit 3 when this condition holds: P0, or comma-separated alert names.', commands: ['report'] },
   { name: 'out', type: 'string', help: 'Directory to write the alerting pack to.', default: 'alerts', commands: ['generate'] },
   { name: 'dashboards.out', type: 'string', help: 'Directory to write the Grafana dashboards, provisioning files and ConfigMaps to.', default: 'dashboards', commands: ['generate'] },
+  { name: 'deploy.out', type: 'string', help: 'Directory to write the deployment files to: Kubernetes manifests with kustomization, systemd units.', default: 'deploy', commands: ['generate'] },
   { name: 'help', type: 'boolean', help: 'Show this help.', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
   { name: 'version', type: 'boolean', help: 'Show the version.', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
 ];
@@ -50,25 +67,37 @@ export const FLAGS: readonly FlagSpec[] = [
 export class UsageError extends Error {}
 
 export interface ParsedFlags {
-  values: Record<string, string | boolean | undefined>;
+  values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];
 }
 
 export function parseFlags(command: Command, args: string[]): ParsedFlags {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
-  for (const f of FLAGS) if (f.commands.includes(command)) options[f.name] = f.name === 'help' ? { type: f.type, short: 'h' } : { type: f.type };
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
+  for (const f of FLAGS) {
+    if (!f.commands.includes(command)) continue;
+    options[f.name] = { type: f.type, ...(f.name === 'help' ? { short: 'h' } : {}), ...(f.multiple === true ? { multiple: true } : {}) };
+  }
   try {
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
-    return { values: values as Record<string, string | boolean | undefined>, positionals };
+    return { values: values as ParsedFlags['values'], positionals };
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
 }
 
+/** A single-valued flag's value, or its default; for a repeatable one, the last value given. */
 export function flagString(flags: ParsedFlags, name: string): string | undefined {
   const v = flags.values[name];
+  if (Array.isArray(v)) return v.at(-1);
   if (v !== undefined) return String(v);
   return FLAGS.find((f) => f.name === name)?.default;
+}
+
+/** Every value of a repeatable flag, in order; undefined when it was not given. */
+export function flagStrings(flags: ParsedFlags, name: string): string[] | undefined {
+  const v = flags.values[name];
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v : [String(v)];
 }
 
 const USAGE: Record<Command, string> = {
@@ -87,7 +116,7 @@ const USAGE: Record<Command, string> = {
 export function helpText(command: Command): string {
   const usage = USAGE[command];
   const rows = FLAGS.filter((f) => f.commands.includes(command)).map((f) => {
-    const left = `  --${f.name}${f.type === 'string' ? '=VALUE' : ''}`;
+    const left = `  --${f.name}${f.type === 'string' ? '=VALUE' : ''}${f.multiple === true ? ' ...' : ''}`;
     return `${left.padEnd(30)}${f.help}${f.default !== undefined ? ` (default: ${f.default})` : ''}`;
   });
   return `${usage}\n\nFlags:\n${rows.join('\n')}\n`;

@@ -5,9 +5,9 @@ import { ConfigError } from '../config/config-error.js';
 import { parseDuration } from '../config/duration.js';
 import { defaultConfig, type Config } from '../config/schema.js';
 import { parseListenAddress } from '../server/listen-address.js';
-import { createLogger, type Logger, type LogLevel } from '../server/logger.js';
+import { createLogger, LOG_FORMATS, type LogFormat, type Logger, type LogLevel } from '../server/logger.js';
 import type { WebConfig } from '../server/web-config.js';
-import { flagString, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
+import { flagString, flagStrings, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
 import { VERSION } from './version.js';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -34,7 +34,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     const level = flagString(flags, 'log.level') as LogLevel;
     if (!LEVELS.includes(level)) throw new UsageError(`--log.level must be one of ${LEVELS.join(', ')}`);
-    const log = createLogger(level);
+    const format = flagString(flags, 'log.format') as LogFormat;
+    if (!LOG_FORMATS.includes(format)) throw new UsageError(`--log.format must be one of ${LOG_FORMATS.join(', ')}`);
+    const log = createLogger(level, undefined, format);
     // The YAML parser is loaded only for a config file (`report` on the defaults pays for no more modules).
     const configFile = flagString(flags, 'config.file');
     const config = configFile === undefined ? defaultConfig() : (await import('../config/load.js')).loadConfig(configFile);
@@ -57,21 +59,26 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'generate': {
         noPositionals(flags, command);
-        const [{ writePack }, { writeDashboards }] = await Promise.all([import('../pack/write-pack.js'), import('../dashboards/render-dashboards.js')]);
+        const [{ writePack }, { writeDashboards }, { writeDeploy }] = await Promise.all([
+          import('../pack/write-pack.js'),
+          import('../dashboards/render-dashboards.js'),
+          import('../deploy/write-deploy.js'),
+        ]);
         for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
         for (const path of writeDashboards(config, flagString(flags, 'dashboards.out') as string)) log.info('wrote', { path });
+        for (const path of writeDeploy(config, flagString(flags, 'deploy.out') as string)) log.info('wrote', { path });
         return 0;
       }
       case 'serve': {
         const { startServe } = await import('./serve-command.js');
-        const server = await startServe(withServeFlags(config, flags), log, await webConfigOf(flags));
+        const server = await startServe(withServeFlags(config, flags), log, { ...(await webConfigOf(flags, config)), systemdSocket: flags.values['web.systemd-socket'] === true });
         return await until(() => server.stop());
       }
       case 'demo': {
         noPositionals(flags, command);
         const { startDemo } = await import('./demo-command.js');
         // Loaded before the demo starts anything, so a bad file exits 2 with nothing left running.
-        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...(await webConfigOf(flags)) }, log);
+        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...(await webConfigOf(flags, config)) }, log);
         return await until(() => demo.stop());
       }
       case 'simulate': {
@@ -134,10 +141,10 @@ async function runLoad(flags: ParsedFlags, log: Logger, signalled: Promise<strin
 }
 
 /** --web.config.file, loaded (throws ConfigError: exit 2 naming the file, the line and the key). */
-async function webConfigOf(flags: ParsedFlags): Promise<{ webConfig?: WebConfig }> {
+async function webConfigOf(flags: ParsedFlags, config: Config): Promise<{ webConfig?: WebConfig }> {
   const file = flagString(flags, 'web.config.file');
   if (file === undefined) return {};
-  return { webConfig: (await import('../server/web-config.js')).loadWebConfig(file) };
+  return { webConfig: (await import('../server/web-config.js')).loadWebConfig(file, { maxBcryptCost: config.web.basicAuth.maxBcryptCost }) };
 }
 
 function noPositionals(flags: ParsedFlags, command: Command): void {
@@ -176,7 +183,9 @@ function withServeFlags(config: Config, flags: ParsedFlags): Config {
     ...config,
     checkpoint: { ...config.checkpoint, file: (checkpointFile as string | undefined) ?? config.checkpoint.file },
     web: {
-      listenAddress: (flags.values['web.listen-address'] as string | undefined) ?? config.web.listenAddress,
+      ...config.web,
+      // Repeated, the flag binds each address; given at all, it replaces the config's list.
+      listenAddress: flagStrings(flags, 'web.listen-address') ?? config.web.listenAddress,
       telemetryPath: (flags.values['web.telemetry-path'] as string | undefined) ?? config.web.telemetryPath,
     },
     sources: {

@@ -1,7 +1,7 @@
 // `serve`: follow the configured sources, keep the window, answer scrapes until SIGTERM/SIGINT.
 import { restoreMetrics, takeCheckpoint, type Checkpoint, type CheckpointJson } from '../checkpoint/checkpoint-state.js';
 import { Checkpointer, loadCheckpoint } from '../checkpoint/checkpointer.js';
-import type { Config } from '../config/schema.js';
+import { listenAddresses, type Config } from '../config/schema.js';
 import { gateRouter, WEBHOOK_PATH } from '../gate/gate-router.js';
 import { LoadSheddingGate } from '../gate/load-shedding-gate.js';
 import { ingestRouter } from '../ingest/ingest-router.js';
@@ -10,8 +10,10 @@ import { buildRegistry } from '../metrics/registry.js';
 import { Pipeline } from '../pipeline.js';
 import { basicAuth } from '../server/basic-auth.js';
 import { readBearerTokenFile as readTokenFile } from '../server/bearer-token.js';
-import { createApp, listenWeb } from '../server/http-server.js';
+import { createApp, listenWeb, type Endpoint, type WebServer } from '../server/http-server.js';
 import { parseListenAddress } from '../server/listen-address.js';
+import { rateLimit } from '../server/rate-limit.js';
+import { systemdListenFds, SystemdSocketError } from '../server/systemd-socket.js';
 import { landingRouter } from '../server/landing/landing-router.js';
 import { SignalHistory } from '../server/landing/signal-history.js';
 import type { Logger } from '../server/logger.js';
@@ -24,7 +26,10 @@ import { UsageError } from './flags.js';
 import { VERSION } from './version.js';
 
 export interface RunningServer {
+  /** The first address bound (HOST:PORT). */
   address: string;
+  /** Every address bound, in the order given. */
+  addresses: string[];
   /** http://ADDRESS or https://ADDRESS. */
   url: string;
   pipeline: Pipeline;
@@ -36,11 +41,29 @@ export interface ServeExtras {
   faults?: FaultController;
   /** --web.config.file, loaded: TLS, basic auth and response headers for every endpoint. */
   webConfig?: WebConfig;
+  /** --web.systemd-socket: listen on the sockets systemd passed instead of web.listenAddress. */
+  systemdSocket?: boolean;
+}
+
+/** Where to listen: each of web.listenAddress, or with --web.systemd-socket the descriptors systemd passed. */
+function endpointsOf(config: Config, systemdSocket: boolean): Endpoint[] {
+  if (systemdSocket) {
+    try {
+      return systemdListenFds().map((fd) => ({ fd }));
+    } catch (err) {
+      if (err instanceof SystemdSocketError) throw new UsageError(err.message);
+      throw err;
+    }
+  }
+  return listenAddresses(config.web).map((text) => {
+    const at = parseListenAddress(text);
+    if (at === undefined) throw new UsageError(`--web.listen-address: "${text}" is not HOST:PORT or :PORT`);
+    return at;
+  });
 }
 
 export async function startServe(config: Config, log: Logger, extras: ServeExtras = {}): Promise<RunningServer> {
-  const listenAt = parseListenAddress(config.web.listenAddress);
-  if (listenAt === undefined) throw new UsageError(`--web.listen-address: "${config.web.listenAddress}" is not HOST:PORT or :PORT`);
+  const endpoints = endpointsOf(config, extras.systemdSocket === true);
 
   const tokenFile = config.gate.bearerTokenFile;
   let bearerToken: string | undefined;
@@ -85,7 +108,21 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   };
   const checkpointer =
     checkpointFile === undefined ? undefined : new Checkpointer({ file: checkpointFile, schedule: config.checkpoint.schedule, log, take: snapshot });
-  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families(), ...gate.families(), ...(checkpointer?.families() ?? [])], VERSION);
+  const auth = basicAuthOn
+    ? basicAuth({
+        users: web.basicAuthUsers,
+        log,
+        limits: {
+          failedLoginBurst: config.web.basicAuth.failedLoginBurst,
+          failedLoginIntervalMs: config.web.basicAuth.failedLoginInterval,
+          maxPendingChecks: config.web.basicAuth.maxPendingChecks,
+        },
+      })
+    : undefined;
+  const registry = buildRegistry(
+    [...pipeline.metrics.families(), ...gauges.families(), ...gate.families(), ...(checkpointer?.families() ?? []), ...(auth === undefined ? [] : [auth.checks])],
+    VERSION,
+  );
   // The landing page's numbers: the window now, and samples of it for the charts.
   const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
   const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
@@ -135,8 +172,9 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   let ready = false;
   const app = createApp({
     log,
+    ...(web?.rateLimit === undefined ? {} : { limiter: rateLimit(web.rateLimit) }),
     ...(web === undefined ? {} : { headers: web.headers }),
-    ...(basicAuthOn ? { guard: basicAuth({ users: web.basicAuthUsers, log }) } : {}),
+    ...(auth === undefined ? {} : { guard: auth.handler }),
     registry,
     telemetryPath: config.web.telemetryPath,
     beforeScrape: () => gauges.refresh(),
@@ -172,9 +210,19 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       path: WEBHOOK_PATH,
     });
   }
-  const server = await listenWeb(app, listenAt.host, listenAt.port, web?.tls, log);
+  const servers: WebServer[] = [];
+  try {
+    for (const at of endpoints) servers.push(await listenWeb(app, at, { ...(web?.tls === undefined ? {} : { tls: web.tls }), http2: web?.http2 ?? false }, log));
+  } catch (err) {
+    // One address that cannot be bound (in use, not ours) stops the start; the ones bound already close.
+    await Promise.all(servers.map((s) => s.close()));
+    await auth?.close();
+    throw err;
+  }
+  const server = servers[0] as WebServer;
   history.start();
   const address = server.address;
+  const addresses = servers.map((s) => s.address);
   await files?.start();
   stdin?.start();
   stdin?.done.then(() => log.info('stdin ended; still serving what was read'));
@@ -189,8 +237,12 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   }
   log.info('serving', {
     address,
+    addresses: addresses.join(','),
+    systemdSocket: extras.systemdSocket === true,
     scheme: server.scheme,
+    http2: server.scheme === 'https' && web?.http2 === true,
     basicAuth: basicAuthOn,
+    rateLimit: web?.rateLimit === undefined ? undefined : `${web.rateLimit.burst}/${web.rateLimit.intervalMs}ms`,
     telemetryPath: config.web.telemetryPath,
     files: config.sources.files.join(','),
     stdin: config.sources.stdin,
@@ -201,6 +253,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
 
   return {
     address,
+    addresses,
     url: `${server.scheme}://${address}`,
     pipeline,
     async stop() {
@@ -210,7 +263,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       stdin?.stop();
       await files?.stop();
       // Closed before the final checkpoint, so what an ingest request in flight added is in it.
-      await server.close();
+      await Promise.all(servers.map((s) => s.close()));
+      await auth?.close();
       await checkpointer?.write('shutdown');
     },
   };

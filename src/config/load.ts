@@ -1,9 +1,9 @@
 // Reads the YAML config and turns every problem into one message naming the file, the line and the key,
 // because an SRE fixing a config at 3 a.m. should not have to guess where the error is.
-import { readFileSync } from 'node:fs';
 import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './config-error.js';
+import { readRegularFile, RegularFileError } from './regular-file.js';
 import { configSchema, defaultConfig, type Config } from './schema.js';
 
 export { ConfigError };
@@ -18,12 +18,13 @@ export function parseConfig(text: string, file: string): Config {
   return parseYamlWith(configSchema, text, file).value;
 }
 
-/** A config file's text; an unreadable file is a ConfigError naming it. */
+/** A config file's text; an unreadable file, or one that is not a regular file of bounded size, is a ConfigError naming it. */
 export function readConfigText(file: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readRegularFile(file);
   } catch (err) {
-    throw new ConfigError(file, [{ line: undefined, key: '', message: `cannot read: ${(err as Error).message}` }]);
+    if (err instanceof RegularFileError) throw new ConfigError(file, [{ line: undefined, key: '', message: err.message }]);
+    throw err;
   }
 }
 

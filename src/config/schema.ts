@@ -133,12 +133,35 @@ export const sourcesSchema = z
   })
   .strict();
 
-export const webSchema = z
+/** How basic auth (`basic_auth_users` in --web.config.file) bounds what wrong passwords can cost. */
+export const basicAuthSchema = z
   .object({
-    listenAddress: z.string().default(':9185'),
-    telemetryPath: z.string().startsWith('/').default('/metrics'),
+    /** A hash of a higher cost is refused at start: each check doubles per step (cost 10 ≈ 75 ms of CPU). */
+    maxBcryptCost: z.number().int().min(4).max(31).default(14),
+    /** Failed logins a client address may have in a row; then 429 without a bcrypt check… */
+    failedLoginBurst: z.number().int().min(1).default(10),
+    /** …until one more is allowed per this long. */
+    failedLoginInterval: duration.default(6_000),
+    /** Logins waiting for the bcrypt thread beyond which more get 429. */
+    maxPendingChecks: z.number().int().min(1).default(32),
   })
   .strict();
+
+const listenAddress = z.string().min(1);
+
+export const webSchema = z
+  .object({
+    /** One address or a list (each is bound); --web.listen-address, repeatable, replaces it. */
+    listenAddress: z.union([listenAddress, z.array(listenAddress).min(1)]).default(':9185'),
+    telemetryPath: z.string().startsWith('/').default('/metrics'),
+    basicAuth: basicAuthSchema.default(() => basicAuthSchema.parse({})),
+  })
+  .strict();
+
+/** Every address of `web.listenAddress`, which may be one or a list. */
+export function listenAddresses(web: { listenAddress: string | readonly string[] }): string[] {
+  return typeof web.listenAddress === 'string' ? [web.listenAddress] : [...web.listenAddress];
+}
 
 export const gateSchema = z
   .object({
@@ -254,6 +277,72 @@ export const packSchema = z
   .strict();
 
 
+const k8sName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a Kubernetes name: lower-case letters, digits and "-", starting and ending alphanumeric').max(63);
+/** A Kubernetes resource quantity ("100m", "1", "128Mi"). */
+const quantity = z.string().regex(/^(\d+(\.\d+)?|\.\d+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity such as 100m, 1, 128Mi');
+const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, 'a Kubernetes label key (prefix/name)');
+const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, 'a Kubernetes label value (63 characters: letters, digits, "-", "_", ".")').max(63);
+const resources = z.object({ cpu: quantity, memory: quantity }).strict();
+
+/** `generate` writes deploy/kubernetes/ from these (the sidecar example, monitors, rules, dashboards). */
+export const kubernetesSchema = z
+  .object({
+    /** Name of the exporter's metrics Service; a ServiceMonitor makes it the `job` label, so keep it equal to the job in pack.exporterSelector. */
+    name: k8sName.default('zero-plane-exporter'),
+    /** Namespace set by the kustomization; empty = kubectl's current namespace. */
+    namespace: z.union([k8sName, z.literal('')]).default(''),
+    /** The gateway Deployment (nginx with the exporter as a sidecar) and its Service. */
+    gatewayName: k8sName.default('llm-gateway'),
+    replicas: z.number().int().min(1).default(2),
+    /** What the sidecar's nginx proxies to. */
+    upstream: z.string().regex(/^https?:\/\/[^\s;{}'"]+$/, 'an http:// or https:// URL').default('http://llm-api:8080'),
+    image: z.string().min(1).default('zero-plane-exporter:0.1.0'),
+    gatewayImage: z.string().min(1).default('nginx:1.27'),
+    /** kube-prometheus-stack's Prometheus selects ServiceMonitors, PodMonitors and PrometheusRules with `release: <helm release>`; empty = no such label. */
+    release: z.union([labelValue, z.literal('')]).default('kube-prometheus-stack'),
+    /** Extra labels on every object. */
+    labels: z.record(labelKey, labelValue).default({}),
+    scrapeInterval: duration.default(15_000),
+    /** The exporter container, sized from bench/RESULTS.md (serve: ~106–109 MiB RSS; 0.10 cores at 25k lines/s, 0.69 at 250k). */
+    resources: z
+      .object({ requests: resources.default({ cpu: '100m', memory: '128Mi' }), limits: resources.default({ cpu: '1', memory: '256Mi' }) })
+      .strict()
+      .default({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '256Mi' } }),
+    /** The sidecar's log is renamed to .1 (nginx reopens it) past this size, so the emptyDir stays within about twice it. */
+    logRotateBytes: z.number().int().min(1024 * 1024).default(100 * 1024 * 1024),
+    /** The Grafana sidecar's defaults in kube-prometheus-stack: label grafana_dashboard="1"; folders need folderAnnotation set there. */
+    dashboards: z
+      .object({
+        label: labelKey.default('grafana_dashboard'),
+        labelValue: labelValue.default('1'),
+        folderAnnotation: labelKey.default('grafana_folder'),
+        folder: z.string().min(1).default('Zero-Plane'),
+      })
+      .strict()
+      .default({ label: 'grafana_dashboard', labelValue: '1', folderAnnotation: 'grafana_folder', folder: 'Zero-Plane' }),
+  })
+  .strict();
+
+/** `generate` writes deploy/systemd/ from these. */
+export const systemdSchema = z
+  .object({
+    /** Where the production install puts the CLI (`npm install -g` puts it in /usr/local/bin). */
+    binary: z.string().startsWith('/').default('/usr/local/bin/zero-plane-exporter'),
+    configFile: z.string().startsWith('/').default('/etc/zero-plane-exporter/zero-plane.yml'),
+    /** Directories of the logs it follows: the only part of /var/log the service sees, read-only. */
+    logDirectories: z.array(z.string().startsWith('/var/log/')).min(1).default(['/var/log/nginx']),
+    /** Groups whose files it reads (Debian's nginx logs are root:adm 0640). */
+    supplementaryGroups: z.array(z.string().regex(/^[a-z_][a-z0-9_-]*$/)).default(['adm']),
+  })
+  .strict();
+
+export const deploySchema = z
+  .object({
+    kubernetes: kubernetesSchema.default(() => kubernetesSchema.parse({})),
+    systemd: systemdSchema.default(() => systemdSchema.parse({})),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     input: inputSchema.default(() => inputSchema.parse({})),
@@ -267,6 +356,7 @@ export const configSchema = z
     ingest: ingestSchema.default(() => ingestSchema.parse({})),
     pack: packSchema.default(() => packSchema.parse({})),
     checkpoint: checkpointSchema.default(() => checkpointSchema.parse({})),
+    deploy: deploySchema.default(() => deploySchema.parse({})),
   })
   .strict();
 

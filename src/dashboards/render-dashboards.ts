@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Config } from '../config/schema.js';
+import { dashboardConfigMap } from '../deploy/kubernetes-metadata.js';
 import { diagnosticsDashboard, DIAGNOSTICS_UID } from './diagnostics.js';
 import { latencyDashboard, LATENCY_UID } from './latency.js';
 import { overviewDashboard, OVERVIEW_UID } from './overview.js';
@@ -57,19 +58,9 @@ datasources:
       timeInterval: 15s
 `;
 
-function configMap(uid: string, json: string): string {
-  const doc = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: `${uid}-dashboard`,
-      labels: { grafana_dashboard: '1', 'app.kubernetes.io/name': 'zero-plane-exporter', 'app.kubernetes.io/component': 'dashboard' },
-      // kube-prometheus-stack puts the dashboard in this folder with `sidecar.dashboards.folderAnnotation: grafana_folder`.
-      annotations: { grafana_folder: GRAFANA_FOLDER },
-    },
-    data: { [`${uid}.json`]: json },
-  };
-  return HEADER + stringify(doc, { ...YAML_OPTIONS, blockQuote: 'literal' });
+/** Labels and folder annotation from deploy.kubernetes.dashboards (the Grafana sidecar's), as in deploy/kubernetes/. */
+function configMap(config: Config, uid: string, json: string): string {
+  return HEADER + stringify(dashboardConfigMap(config, uid, json), { ...YAML_OPTIONS, blockQuote: 'literal' });
 }
 
 /** Relative path under dashboards/ → file content (JSON: 2-space indent and a trailing newline). */
@@ -81,7 +72,7 @@ export function renderDashboards(config: Config): Map<string, string> {
     const uid = d.uid as string;
     const json = toJson(d);
     files.set(`${uid}.json`, json);
-    maps.push([`kubernetes/${uid}.yaml`, configMap(uid, json)]);
+    maps.push([`kubernetes/${uid}.yaml`, configMap(config, uid, json)]);
   }
   files.set('provisioning/dashboards/zero-plane.yaml', dashboardProvider);
   files.set('provisioning/datasources/prometheus.yaml', prometheusDatasource);

@@ -1,7 +1,7 @@
 // The example Alertmanager config: the P0 pages and pauses non-core calls through the exporter's gate,
 // other critical alerts page, warnings go to a chat/ticket receiver, and the P0 mutes the warnings it
 // subsumes for the same job. Users merge it into their own tree; its contract is the labels.
-import type { Config } from '../config/schema.js';
+import { listenAddresses, type Config } from '../config/schema.js';
 
 /** Warnings the P0 already says: drift out of band and degraded requests, for the same job. */
 export const P0_INHIBITS = ['ZeroPlaneP99DriftOutOfBand', 'ZeroPlaneDegradedRequests'] as const;
@@ -10,7 +10,7 @@ export const RECEIVERS = { pager: 'pager', ticket: 'ticket', gate: 'load-sheddin
 
 export function alertmanagerExample(config: Config): string {
   const g = config.gate;
-  const port = /:(\d+)$/.exec(config.web.listenAddress)?.[1] ?? '9185';
+  const port = /:(\d+)$/.exec(listenAddresses(config.web)[0] ?? '')?.[1] ?? '9185';
   return `# Example Alertmanager routing for the zero-plane-exporter alerting pack (Alertmanager >= 0.22).
 # Replace the pager and ticket webhooks with your own receivers (pagerduty_configs, slack_configs, ...).
 route:

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Config } from '../config/schema.js';
+import { prometheusRule as prometheusRuleObject } from '../deploy/kubernetes-metadata.js';
 import { alertmanagerExample } from './alertmanager-example.js';
 import { ruleGroups } from './rules.js';
 
@@ -12,12 +13,8 @@ const YAML_OPTIONS = { lineWidth: 0, indent: 2 } as const;
 /** Relative path → file content. */
 export function renderPack(config: Config): Map<string, string> {
   const groups = ruleGroups(config);
-  const prometheusRule = {
-    apiVersion: 'monitoring.coreos.com/v1',
-    kind: 'PrometheusRule',
-    metadata: { name: 'zero-plane-exporter', labels: { 'app.kubernetes.io/name': 'zero-plane-exporter', role: 'alert-rules' } },
-    spec: { groups },
-  };
+  // Labelled from deploy.kubernetes (release: for kube-prometheus-stack's ruleSelector), as in deploy/kubernetes/.
+  const prometheusRule = prometheusRuleObject(config);
   return new Map([
     ['zero-plane.rules.yml', HEADER + stringify({ groups }, YAML_OPTIONS)],
     ['kubernetes/prometheusrule.yaml', HEADER + stringify(prometheusRule, YAML_OPTIONS)],

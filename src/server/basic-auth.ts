@@ -1,47 +1,79 @@
 // HTTP basic auth against bcrypt hashes (`basic_auth_users` of --web.config.file), in front of every
-// endpoint. bcrypt is slow on purpose (cost 10 is ~75 ms of CPU here), so a verified (user, password)
-// is remembered for the life of the process, as the exporter toolkit does: a scrape every 15 s then
-// costs a SHA-256, not a bcrypt. Failures are never remembered, and at most one bcrypt runs at a time,
-// so wrong passwords cannot take more than one core; past a short queue they get 429 at once.
+// endpoint. bcrypt is slow on purpose (cost 10 is ~75 ms of CPU here), so a verified (user, password) is
+// remembered for the life of the process, as the exporter toolkit does: a scrape every 15 s then costs a
+// SHA-256, not a bcrypt. What an attacker can do with wrong passwords is bounded three ways:
+// - checks run on a worker thread (bcrypt-verifier.ts), one at a time: a remembered login never waits
+//   for them, and wrong passwords take at most one core;
+// - each client address has a bucket of failed checks (web.basicAuth.failedLogin*): past it, and past
+//   web.basicAuth.maxPendingChecks waiting checks, a login gets 429 without a bcrypt;
+// - every check costs the same whatever the user name: an unknown user is checked against a hash of the
+//   highest cost configured, and a user whose hash is cheaper pays the difference in extra hashes, so the
+//   time of a 401 does not tell which names exist.
 import { createHash } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { CounterFamily } from '../metrics/families.js';
+import { bcryptCost } from './bcrypt-cost.js';
+import { BcryptWorker, type Verifier } from './bcrypt-verifier.js';
 import type { Logger } from './logger.js';
+import { KeyedBuckets } from './token-bucket.js';
 
 export const BASIC_AUTH_REALM = 'zero-plane-exporter';
+
+export interface BasicAuthLimits {
+  /** Failed checks a client address may have in a row before it gets 429 without a check. */
+  failedLoginBurst: number;
+  /** …and one more per this many milliseconds. */
+  failedLoginIntervalMs: number;
+  /** Checks waiting for the bcrypt thread beyond which logins get 429. */
+  maxPendingChecks: number;
+}
+
+export const DEFAULT_BASIC_AUTH_LIMITS: BasicAuthLimits = { failedLoginBurst: 10, failedLoginIntervalMs: 6_000, maxPendingChecks: 32 };
 
 export interface BasicAuthOptions {
   /** User → bcrypt hash; at least one. */
   users: ReadonlyMap<string, string>;
   log: Logger;
-  /** Verifications waiting for bcrypt beyond which requests get 429 (default 32). */
-  maxQueued?: number;
+  limits?: BasicAuthLimits;
   /** Verified credentials remembered at most (default 1024); the memory is dropped whole when full. */
   maxRemembered?: number;
+  /** Client addresses whose failures are tracked at most (default 4096). */
+  maxClients?: number;
   /** Milliseconds since the epoch; tests inject their own. */
   clock?: () => number;
+  /** Where bcrypt runs (default a worker thread). */
+  verifier?: Verifier;
+}
+
+/** The middleware, its self-metric and a way to stop its thread. */
+export interface BasicAuth {
+  handler: RequestHandler;
+  /** zero_plane_exporter_basic_auth_checks_total{result}: verified, failed, throttled. */
+  checks: CounterFamily;
+  close(): Promise<void>;
 }
 
 /** Rejections are logged at most this often, with a count of the rest, so a flood cannot flood the log. */
 const LOG_INTERVAL_MS = 60_000;
 
-export function basicAuth(opts: BasicAuthOptions): RequestHandler {
+export function basicAuth(opts: BasicAuthOptions): BasicAuth {
   const { users, log } = opts;
-  const maxQueued = opts.maxQueued ?? 32;
+  const limits = opts.limits ?? DEFAULT_BASIC_AUTH_LIMITS;
   const maxRemembered = opts.maxRemembered ?? 1024;
   const clock = opts.clock ?? Date.now;
-  const first = users.values().next();
-  if (first.done === true) throw new Error('basic auth needs at least one user');
-  // An unknown user is checked against a real hash (and then refused), so it takes as long as a known
-  // one: the time of a 401 does not tell which user names exist.
-  const decoy = first.value;
+  const verifier = opts.verifier ?? new BcryptWorker();
+  if (users.size === 0) throw new Error('basic auth needs at least one user');
+  const { decoy, padSalts } = equalCost(users);
   const verified = new Set<string>();
-  let queue: Promise<unknown> = Promise.resolve();
-  let queued = 0;
+  const failures = new KeyedBuckets(limits.failedLoginBurst, limits.failedLoginIntervalMs, opts.maxClients ?? 4096, clock);
+  const checks = new CounterFamily('zero_plane_exporter_basic_auth_checks_total', 'Basic auth logins checked with bcrypt (verified, failed) or refused with 429 before a check (throttled).', ['result']);
+  for (const result of ['verified', 'failed', 'throttled']) checks.touch([result]);
+  let pending = 0;
   let lastLog = -Infinity;
   let unlogged = 0;
 
-  const refuse = (req: Request, res: Response, reason: string): void => {
+  const logRejection = (req: Request, reason: string): void => {
     const now = clock();
     if (now - lastLog >= LOG_INTERVAL_MS) {
       log.warn('basic auth failed', { reason, path: req.path, remote: req.socket.remoteAddress, ...(unlogged > 0 ? { notLoggedSinceLast: unlogged } : {}) });
@@ -50,37 +82,92 @@ export function basicAuth(opts: BasicAuthOptions): RequestHandler {
     } else {
       unlogged++;
     }
+  };
+  const refuse = (req: Request, res: Response, reason: string): void => {
+    logRejection(req, reason);
     res.set('WWW-Authenticate', `Basic realm="${BASIC_AUTH_REALM}"`).status(401).json({ error: reason === 'missing credentials' ? 'authentication required' : 'invalid credentials' });
   };
+  const throttle = (req: Request, res: Response, reason: string, retryAfterMs: number): void => {
+    checks.inc(['throttled']);
+    logRejection(req, reason);
+    res.set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000)))).status(429).json({ error: `${reason}; retry later` });
+  };
 
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  const handler = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const header = req.get('authorization');
     if (header === undefined) return refuse(req, res, 'missing credentials');
     const credentials = parseBasic(header);
     if (credentials === undefined) return refuse(req, res, 'not Basic credentials');
     const { user, password } = credentials;
     const key = createHash('sha256').update(JSON.stringify([user, password])).digest('base64');
+    // A remembered login goes on at once: nothing below (buckets, the queue, the thread) is in its way.
     if (verified.has(key)) return next();
 
-    if (queued >= maxQueued) {
-      res.set('Retry-After', '1').status(429).json({ error: 'too many logins being checked; retry later' });
-      return;
+    // The token is taken before the check, so concurrent wrong passwords from one client cannot all
+    // start checks before the first of them fails; a login that succeeds gives it back.
+    const bucket = failures.bucket(req.socket.remoteAddress ?? '');
+    if (!bucket.take()) return throttle(req, res, 'too many failed logins from this address', bucket.msUntilToken());
+    if (pending >= limits.maxPendingChecks) {
+      bucket.giveBack();
+      return throttle(req, res, 'too many logins being checked', 1000);
     }
     const hash = users.get(user);
-    queued++;
-    const check = queue.then(() => bcrypt.compare(password, hash ?? decoy));
-    queue = check.catch(() => undefined);
+    pending++;
     let ok: boolean;
     try {
-      ok = (await check) && hash !== undefined;
+      ok = (await verifier.verify(password, hash ?? decoy, padSalts.get(hash ?? decoy) ?? [])) && hash !== undefined;
+    } catch (err) {
+      bucket.giveBack();
+      log.error('bcrypt check failed', { error: (err as Error).message });
+      res.status(503).json({ error: 'login could not be checked; retry' });
+      return;
     } finally {
-      queued--;
+      pending--;
     }
+    checks.inc([ok ? 'verified' : 'failed']);
     if (!ok) return refuse(req, res, hash === undefined ? 'unknown user' : 'wrong password');
+    bucket.giveBack();
     if (verified.size >= maxRemembered) verified.clear();
     verified.add(key);
     next();
   };
+  return {
+    handler: (req, res, next) => void handler(req, res, next),
+    checks,
+    close: () => verifier.close(),
+  };
+}
+
+/**
+ * The decoy an unknown user is checked against (a configured hash of the highest cost) and, per hash, the
+ * salts of the padding hashes that bring its check to that cost: costs c, c+1, …, max−1 add up to
+ * 2^max − 2^c, so c plus them is 2^max whatever c was.
+ */
+export function equalCost(users: ReadonlyMap<string, string>): { decoy: string; maxCost: number; padSalts: Map<string, string[]> } {
+  let decoy = '';
+  let maxCost = -1;
+  for (const hash of users.values()) {
+    const cost = bcryptCost(hash);
+    if (cost > maxCost) {
+      maxCost = cost;
+      decoy = hash;
+    }
+  }
+  const saltOf = new Map<number, string>();
+  const padSalts = new Map<string, string[]>();
+  for (const hash of users.values()) {
+    const salts: string[] = [];
+    for (let cost = bcryptCost(hash); cost < maxCost; cost++) {
+      let salt = saltOf.get(cost);
+      if (salt === undefined) {
+        salt = bcrypt.genSaltSync(cost);
+        saltOf.set(cost, salt);
+      }
+      salts.push(salt);
+    }
+    padSalts.set(hash, salts);
+  }
+  return { decoy, maxCost, padSalts };
 }
 
 /** User and password of `Basic <base64(user:password)>` (RFC 7617), or undefined. */
@@ -92,4 +179,3 @@ export function parseBasic(header: string): { user: string; password: string } |
   if (colon < 0) return undefined;
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
-

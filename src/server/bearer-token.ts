@@ -1,7 +1,7 @@
 // `Authorization: Bearer <token>` checked in constant time, and the file the token is read from. Shared by
 // the endpoints that take a token of their own (the gate's webhook, HTTP ingest).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readRegularFile } from '../config/regular-file.js';
 import { errorMessage } from '../source/fs-error-reason.js';
 
 /** `missing`: no Authorization header at all; `wrong`: a header that is not this bearer token. */
@@ -27,15 +27,15 @@ export class BearerToken {
 /**
  * Reads a token file; surrounding whitespace (the trailing newline editors and `echo` add) is trimmed,
  * as Prometheus and Alertmanager do for their own `credentials_file`, so one file serves both sides.
- * Throws an Error naming the file (and what it is for) when it cannot be read, is empty, or holds more
- * than one word.
+ * Throws an Error naming the file (and what it is for) when it cannot be read, is not a regular file of
+ * bounded size (a device or FIFO would never end or never start), is empty, or holds more than one word.
  */
 export async function readBearerTokenFile(path: string, purpose: string): Promise<string> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readRegularFile(path);
   } catch (err) {
-    throw new Error(`cannot read the ${purpose} bearer token file ${path}: ${errorMessage(err)}`, { cause: err });
+    throw new Error(`the ${purpose} bearer token file ${path}: ${errorMessage(err)}`, { cause: err });
   }
   const token = text.trim();
   if (token === '') throw new Error(`the ${purpose} bearer token file ${path} is empty`);

@@ -1,18 +1,23 @@
 // The endpoints Prometheus users expect from an exporter: /metrics, /-/healthy, /-/ready and a landing page
-// (src/server/landing/: the four signals live), over HTTP or, with --web.config.file, HTTPS.
-import type { Server } from 'node:http';
+// (src/server/landing/: the four signals live), over HTTP or, with --web.config.file, HTTPS (and HTTP/2),
+// on each --web.listen-address or on the sockets systemd passed.
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createSecureServer as createHttp2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import type { MetricsEndpoint } from '../metrics/registry.js';
 import { errorHandler, notFound } from './error-handler.js';
+import { http2Dispatch } from './http2-bridge.js';
 import type { Logger } from './logger.js';
 import { clientCertificateProblem, type TlsSettings } from './web-config.js';
 
 export interface HttpOptions {
   /** Where the error handler logs what a 5xx hid from the client. */
   log?: Logger;
+  /** Runs first, before headers and auth, for every request (`rate_limit`, as in the exporter toolkit). */
+  limiter?: RequestHandler;
   /** Response headers set on every response (`http_server_config.headers`). */
   headers?: Readonly<Record<string, string>>;
   /** Runs before every route, unknown paths included (basic auth). */
@@ -37,6 +42,7 @@ export interface HttpOptions {
 export function createApp(opts: HttpOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  if (opts.limiter !== undefined) app.use(opts.limiter);
   const headers = opts.headers;
   if (headers !== undefined && Object.keys(headers).length > 0) {
     app.use((_req, res, next) => {
@@ -111,18 +117,30 @@ export function listen(app: express.Express, host: string | undefined, port: num
   });
 }
 
-export function boundAddress(server: Server): string {
-  return addressOf(server.address() as AddressInfo);
+export function boundAddress(server: NetServer): string {
+  const a = server.address();
+  // A unix socket systemd passed has a path, not a port.
+  return typeof a === 'string' ? `unix:${a}` : a === null ? 'unknown' : addressOf(a);
 }
 
 function addressOf(a: AddressInfo): string {
   return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
 }
 
+/** Where a server listens: a host and port (no host: every interface), or a descriptor systemd passed. */
+export type Endpoint = { host: string | undefined; port: number } | { fd: number };
+
+/** TLS and HTTP/2 for the web servers (from --web.config.file); none = plain HTTP/1.1. */
+export interface WebTransport {
+  tls?: TlsSettings;
+  /** Offer HTTP/2 by ALPN (TLS only, as in the exporter toolkit). */
+  http2?: boolean;
+}
+
 /** A listening web server, plain or TLS. */
 export interface WebServer {
   scheme: 'http' | 'https';
-  /** HOST:PORT as bound ("[::]:9185", "127.0.0.1:41234"). */
+  /** HOST:PORT as bound ("[::]:9185", "127.0.0.1:41234"), or unix:PATH. */
   address: string;
   close(): Promise<void>;
 }
@@ -133,10 +151,27 @@ const TLS_HANDSHAKE = 0x16;
 /** What Go's net/http answers a plain-HTTP request on a TLS port, so Prometheus shows a 400 that says why. */
 const PLAIN_HTTP_ON_TLS_PORT = 'Client sent an HTTP request to an HTTPS server.\n';
 
-/** Serves `app` over HTTP, or over HTTPS when `tls` is given. */
-export async function listenWeb(app: express.Express, host: string | undefined, port: number, tls: TlsSettings | undefined, log: Logger): Promise<WebServer> {
+function listenOn(server: NetServer, at: Endpoint): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const done = () => {
+      server.removeListener('error', reject);
+      resolve();
+    };
+    if ('fd' in at) server.listen({ fd: at.fd }, done);
+    // No host: all interfaces, IPv6 and IPv4 where the machine has both.
+    else if (at.host === undefined) server.listen(at.port, done);
+    else server.listen(at.port, at.host, done);
+  });
+}
+
+/** Serves `app` at `at` over HTTP, or over HTTPS (with HTTP/2 unless turned off) when `transport.tls` is given. */
+export async function listenWeb(app: express.Express, at: Endpoint, transport: WebTransport, log: Logger): Promise<WebServer> {
+  const tls = transport.tls;
   if (tls === undefined) {
-    const server = await listen(app, host, port);
+    const server = createHttpServer(app);
+    await listenOn(server, at);
+    server.on('error', (err) => log.error('listener error', { error: err.message }));
     return {
       scheme: 'http',
       address: boundAddress(server),
@@ -148,9 +183,10 @@ export async function listenWeb(app: express.Express, host: string | undefined, 
     };
   }
 
-  const secure = createHttpsServer(tls.options, app);
-  // A failed handshake (wrong CA, no client certificate, garbage) is the client's problem: logged at
-  // debug, the connection dropped; never a crash or a stack trace.
+  const secure =
+    transport.http2 === true ? createHttp2SecureServer({ ...tls.options, allowHTTP1: true }, http2Dispatch(app)) : createHttpsServer(tls.options, app);
+  // A failed handshake (wrong CA, no client certificate, garbage, a TLS version or cipher refused) is the
+  // client's problem: logged at debug, the connection dropped; never a crash or a stack trace.
   secure.on('tlsClientError', (err: Error, socket: TLSSocket) => {
     log.debug('TLS handshake failed', { error: err.message, remote: socket.remoteAddress });
     socket.destroy();
@@ -186,22 +222,16 @@ export async function listenWeb(app: express.Express, host: string | undefined, 
       socket.setTimeout(5_000, () => socket.destroy());
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    // No host: all interfaces, IPv6 and IPv4 where the machine has both.
-    if (host === undefined) front.listen(port, () => resolve());
-    else front.listen(port, host, () => resolve());
-  });
-  front.removeAllListeners('error');
+  await listenOn(front, at);
   front.on('error', (err) => log.error('listener error', { error: err.message }));
   return {
     scheme: 'https',
-    address: addressOf(front.address() as AddressInfo),
+    address: boundAddress(front),
     close: () =>
       new Promise<void>((resolve) => {
         front.close(() => resolve());
         for (const socket of sockets) socket.destroy();
-        secure.closeAllConnections();
+        if ('closeAllConnections' in secure) secure.closeAllConnections();
         // Never listening itself; closing stops its timers.
         secure.close(() => undefined);
       }),

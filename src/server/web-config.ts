@@ -1,13 +1,17 @@
-// `--web.config.file`: TLS and basic auth in the format of the Prometheus exporter toolkit
-// (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md), so the file
-// an SRE already wrote for node_exporter works here. Read once at start-up; every problem is a
-// ConfigError naming the file, the line and the key (exit 2), as for the main config.
+// `--web.config.file`: TLS, HTTP/2, response headers, basic auth and rate limiting in the format of the
+// Prometheus exporter toolkit (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md),
+// so the file an SRE already wrote for node_exporter works here: every key of the format is accepted and
+// does what it does in Go, and where Node cannot do exactly that the key is refused, saying why. Read
+// once at start-up; every problem is a ConfigError naming the file, the line and the key (exit 2), as
+// for the main config.
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion } from 'node:tls';
 import { z } from 'zod';
+import { parseGoDuration } from '../config/duration.js';
 import { ConfigError, parseYamlWith, readConfigText } from '../config/load.js';
+import { readRegularFile, RegularFileError } from '../config/regular-file.js';
+import { bcryptCost } from './bcrypt-cost.js';
 
 /** Go's tls.ClientAuthType names, as the toolkit spells them (`RequireClientCert` is its old alias). */
 export const CLIENT_AUTH_TYPES = [
@@ -20,17 +24,44 @@ export const CLIENT_AUTH_TYPES = [
 ] as const;
 export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
 
-const TLS_VERSIONS: Record<string, SecureVersion> = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' };
+const TLS_VERSIONS: Record<string, SecureVersion> = { TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' };
 const VERSION_ORDER = ['TLS10', 'TLS11', 'TLS12', 'TLS13'];
-/** Go's tls.CurveID names → OpenSSL's. */
+/** Versions Go offers that OpenSSL 3 refuses at its default security level: the handshake always fails. */
+const UNUSABLE_VERSIONS = ['TLS10', 'TLS11'];
+const UNUSABLE_VERSION =
+  "Node.js 20's OpenSSL 3 cannot negotiate TLS 1.0 or 1.1 at its default security level (every such handshake fails), and lowering it would weaken every connection: use TLS12 or TLS13";
+/** Go's tls.CurveID names → OpenSSL's (the names the toolkit accepts). */
 const CURVES: Record<string, string> = { CurveP256: 'P-256', CurveP384: 'P-384', CurveP521: 'P-521', X25519: 'X25519' };
+/**
+ * The names the toolkit accepts (Go's tls.CipherSuites()) → OpenSSL's. As in Go, the list applies up to
+ * TLS 1.2; TLS 1.3 suites are not configurable there, so their names are accepted and change nothing.
+ */
+export const CIPHER_SUITES: Readonly<Record<string, string | 'tls13'>> = {
+  TLS_AES_128_GCM_SHA256: 'tls13',
+  TLS_AES_256_GCM_SHA384: 'tls13',
+  TLS_CHACHA20_POLY1305_SHA256: 'tls13',
+  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA: 'ECDHE-ECDSA-AES128-SHA',
+  TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA: 'ECDHE-ECDSA-AES256-SHA',
+  TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: 'ECDHE-RSA-AES128-SHA',
+  TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA: 'ECDHE-RSA-AES256-SHA',
+  TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256: 'ECDHE-ECDSA-AES128-GCM-SHA256',
+  TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384: 'ECDHE-ECDSA-AES256-GCM-SHA384',
+  TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256: 'ECDHE-RSA-AES128-GCM-SHA256',
+  TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384: 'ECDHE-RSA-AES256-GCM-SHA384',
+  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-RSA-CHACHA20-POLY1305',
+  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-ECDSA-CHACHA20-POLY1305',
+};
+/** RFC 7540 §9.2.2: an HTTP/2 server over TLS 1.2 must offer one of these; Go refuses a list without. */
+const HTTP2_REQUIRED_CIPHERS = ['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256'];
 /** Response headers the toolkit lets `http_server_config.headers` set. */
 const HEADER_NAMES = ['Content-Security-Policy', 'X-Frame-Options', 'X-Content-Type-Options', 'X-XSS-Protection', 'Strict-Transport-Security'] as const;
 /** A bcrypt hash as htpasswd -B (`$2y$`) and most libraries (`$2a$`, `$2b$`) write it. */
 const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/;
 
-const unsupported = (what: string) => z.never({ error: `not supported by zero-plane-exporter: ${what}` }).optional();
 const tlsVersion = z.enum(['TLS10', 'TLS11', 'TLS12', 'TLS13']);
+const cipherName = z.string().refine((name) => name in CIPHER_SUITES, {
+  error: (issue) => `unknown cipher ${String(issue.input)}: one of Go's tls.CipherSuites() (${Object.keys(CIPHER_SUITES).join(', ')})`,
+});
 
 const tlsServerSchema = z
   .object({
@@ -44,9 +75,9 @@ const tlsServerSchema = z
     client_allowed_sans: z.array(z.string().min(1)).optional(),
     min_version: tlsVersion.default('TLS12'),
     max_version: tlsVersion.default('TLS13'),
-    cipher_suites: unsupported('OpenSSL\'s default cipher suites are used (remove the key)'),
+    cipher_suites: z.array(cipherName).nullish(),
     prefer_server_cipher_suites: z.boolean().default(true),
-    curve_preferences: z.array(z.enum(Object.keys(CURVES) as [string, ...string[]])).optional(),
+    curve_preferences: z.array(z.enum(Object.keys(CURVES) as [string, ...string[]])).nullish(),
   })
   .strict()
   .superRefine((t, ctx) => {
@@ -66,7 +97,11 @@ const tlsServerSchema = z
     if (t.client_allowed_sans !== undefined && !['RequireAnyClientCert', 'RequireClientCert', 'RequireAndVerifyClientCert'].includes(t.client_auth_type)) {
       problem('client_allowed_sans', 'needs client_auth_type RequireAndVerifyClientCert (or RequireAnyClientCert): other types let clients in without a certificate');
     }
+    for (const key of ['min_version', 'max_version'] as const) if (UNUSABLE_VERSIONS.includes(t[key])) problem(key, `${t[key]} is refused: ${UNUSABLE_VERSION}`);
     if (VERSION_ORDER.indexOf(t.min_version) > VERSION_ORDER.indexOf(t.max_version)) problem('min_version', `${t.min_version} is above max_version ${t.max_version}`);
+    if (t.cipher_suites != null && t.cipher_suites.length > 0 && t.max_version !== 'TLS13' && t.cipher_suites.every((c) => CIPHER_SUITES[c] === 'tls13')) {
+      problem('cipher_suites', 'lists only TLS 1.3 suites, which are not configurable (as in Go), with max_version below TLS13: no TLS 1.2 suite would be left');
+    }
   });
 
 const headersSchema = z
@@ -85,13 +120,23 @@ const headersSchema = z
 
 const bcryptHash = z.string().regex(BCRYPT_HASH, 'not a bcrypt hash such as $2y$10$… (make one with `htpasswd -nBC 10 "" | tr -d \':\\n\'`)');
 
+/** `interval` as Go's YAML reads a time.Duration: "1s", "250ms", or nanoseconds; 0 = no limit. */
+const goDuration = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  const ns = parseGoDuration(value);
+  if (ns === undefined) {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not a Go duration such as 1s, 250ms or 0` });
+    return z.NEVER;
+  }
+  return ns;
+});
+
 export const webConfigSchema = z
   .object({
     tls_server_config: tlsServerSchema.nullish(),
     http_server_config: z
       .object({
-        /** Accepted for compatibility with files written for Go exporters; this server speaks HTTP/1.1. */
-        http2: z.boolean().optional(),
+        /** HTTP/2 over TLS (negotiated by ALPN; HTTP/1.1 clients are still served), as in Go: on unless false. */
+        http2: z.boolean().default(true),
         headers: headersSchema.nullish(),
       })
       .strict()
@@ -104,7 +149,14 @@ export const webConfigSchema = z
         }
       })
       .nullish(),
-    rate_limit: unsupported('put a reverse proxy in front to rate-limit (remove the key)'),
+    /** A token bucket over every request, as golang.org/x/time/rate: `burst` tokens, one more per `interval`. */
+    rate_limit: z
+      .object({
+        interval: goDuration.default(0),
+        burst: z.number().int().min(0).default(0),
+      })
+      .strict()
+      .nullish(),
   })
   .strict();
 
@@ -120,33 +172,65 @@ export interface TlsSettings {
     maxVersion: SecureVersion;
     honorCipherOrder: boolean;
     ecdhCurve?: string;
+    /** The TLS 1.2 suites (OpenSSL names); TLS 1.3 keeps its defaults. */
+    ciphers?: string;
   };
   clientAuth: ClientAuthType;
   /** A client certificate must carry one of these SANs (DNS, IP, e-mail or URI), exactly. */
   allowedSans?: readonly string[];
 }
 
+export interface RateLimit {
+  /** A token comes back every this many milliseconds. */
+  intervalMs: number;
+  /** Tokens the bucket holds (and starts with); 0 refuses every request, as in Go. */
+  burst: number;
+}
+
 export interface WebConfig {
   file: string;
   tls?: TlsSettings;
+  /** HTTP/2 offered by ALPN next to HTTP/1.1 (only over TLS, as in Go). */
+  http2: boolean;
   /** User → bcrypt hash; empty = no basic auth. */
   basicAuthUsers: ReadonlyMap<string, string>;
   /** Set on every response. */
   headers: Readonly<Record<string, string>>;
+  /** Undefined = no rate limit (`interval: 0`, or no `rate_limit`). */
+  rateLimit?: RateLimit;
 }
 
+export interface WebConfigLimits {
+  /** A `basic_auth_users` hash of a higher cost is refused (config `web.basicAuth.maxBcryptCost`). */
+  maxBcryptCost: number;
+}
+
+const DEFAULT_LIMITS: WebConfigLimits = { maxBcryptCost: 14 };
+
 /** The web config in `file`. Throws ConfigError. */
-export function loadWebConfig(file: string): WebConfig {
-  return parseWebConfig(readConfigText(file), file);
+export function loadWebConfig(file: string, limits: WebConfigLimits = DEFAULT_LIMITS): WebConfig {
+  return parseWebConfig(readConfigText(file), file, limits);
 }
 
 type Problem = { line: number | undefined; key: string; message: string };
 
-export function parseWebConfig(text: string, file: string): WebConfig {
+export function parseWebConfig(text: string, file: string, limits: WebConfigLimits = DEFAULT_LIMITS): WebConfig {
   const parsed = parseYamlWith(webConfigSchema, text, file);
   const c = parsed.value;
   const problems: Problem[] = [];
   const problem = (path: string[], message: string) => problems.push({ line: parsed.lineOf(path), key: path.join('.'), message });
+
+  for (const [user, hash] of Object.entries(c.basic_auth_users ?? {})) {
+    const cost = bcryptCost(hash);
+    if (cost > limits.maxBcryptCost) {
+      problem(
+        ['basic_auth_users', user],
+        `bcrypt cost ${cost} is above web.basicAuth.maxBcryptCost (${limits.maxBcryptCost}): each check of this hash would take ` +
+          `about ${Math.round(75 * 2 ** (cost - 10) / 1000)} s of CPU (cost 10 is ~75 ms); rehash with a lower cost (htpasswd -nBC 10)`,
+      );
+    }
+  }
+  const http2 = c.http_server_config?.http2 ?? true;
 
   let tls: TlsSettings | undefined;
   const t = c.tls_server_config;
@@ -155,11 +239,12 @@ export function parseWebConfig(text: string, file: string): WebConfig {
     const base = dirname(resolve(file));
     const material = (fileKey: 'cert_file' | 'key_file' | 'client_ca_file', inline: string | undefined): string | undefined => {
       const path = t[fileKey];
-      if (path === undefined) return inline;
+      if (path == null) return inline ?? undefined;
       try {
-        return readFileSync(resolve(base, path), 'utf8');
+        return readRegularFile(resolve(base, path));
       } catch (err) {
-        problem(['tls_server_config', fileKey], `cannot read ${path}: ${(err as Error).message}`);
+        if (!(err instanceof RegularFileError)) throw err;
+        problem(['tls_server_config', fileKey], `${path}: ${err.message}`);
         return undefined;
       }
     };
@@ -194,6 +279,14 @@ export function parseWebConfig(text: string, file: string): WebConfig {
         problem(['tls_server_config', caKey], `not a PEM certificate: ${(err as Error).message}`);
       }
     }
+    const suites = (t.cipher_suites ?? []).map((name) => CIPHER_SUITES[name] as string).filter((name) => name !== 'tls13');
+    const listed = t.cipher_suites ?? [];
+    if (http2 && listed.length > 0 && t.min_version !== 'TLS13' && !HTTP2_REQUIRED_CIPHERS.some((name) => listed.includes(name))) {
+      problem(
+        ['tls_server_config', 'cipher_suites'],
+        `HTTP/2 (http_server_config.http2, on by default) needs ${HTTP2_REQUIRED_CIPHERS.join(' or ')} in the list (RFC 7540 9.2.2; Go refuses it too): add one, or set http2: false`,
+      );
+    }
     if (cert !== undefined && key !== undefined) {
       const verify = t.client_auth_type === 'RequireAndVerifyClientCert';
       tls = {
@@ -204,10 +297,12 @@ export function parseWebConfig(text: string, file: string): WebConfig {
           requestCert: t.client_auth_type !== 'NoClientCert',
           // Only this type fails the handshake in OpenSSL; the others are checked once it is done.
           rejectUnauthorized: verify,
-          minVersion: TLS_VERSIONS[t.min_version] as SecureVersion,
+          // A list of TLS 1.3 names only leaves TLS 1.2 without a suite, as in Go: only TLS 1.3 can connect.
+          minVersion: listed.length > 0 && suites.length === 0 ? 'TLSv1.3' : (TLS_VERSIONS[t.min_version] as SecureVersion),
           maxVersion: TLS_VERSIONS[t.max_version] as SecureVersion,
           honorCipherOrder: t.prefer_server_cipher_suites,
-          ...(t.curve_preferences === undefined ? {} : { ecdhCurve: t.curve_preferences.map((name) => CURVES[name]).join(':') }),
+          ...(t.curve_preferences == null || t.curve_preferences.length === 0 ? {} : { ecdhCurve: t.curve_preferences.map((name) => CURVES[name]).join(':') }),
+          ...(suites.length === 0 ? {} : { ciphers: suites.join(':') }),
         },
         clientAuth: t.client_auth_type,
         ...(t.client_allowed_sans === undefined ? {} : { allowedSans: t.client_allowed_sans }),
@@ -218,7 +313,16 @@ export function parseWebConfig(text: string, file: string): WebConfig {
 
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(c.http_server_config?.headers ?? {})) if (value !== undefined && value !== '') headers[name] = value;
-  return { file, ...(tls === undefined ? {} : { tls }), basicAuthUsers: new Map(Object.entries(c.basic_auth_users ?? {})), headers };
+  const limit = c.rate_limit;
+  const rateLimit = limit == null || limit.interval === 0 ? undefined : { intervalMs: limit.interval / 1e6, burst: limit.burst };
+  return {
+    file,
+    ...(tls === undefined ? {} : { tls }),
+    http2,
+    basicAuthUsers: new Map(Object.entries(c.basic_auth_users ?? {})),
+    headers,
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+  };
 }
 
 

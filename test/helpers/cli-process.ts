@@ -19,10 +19,10 @@ export function startServe(args: string[], timeoutMs = 10_000): Promise<ServePro
 
 /**
  * Starts any serving command (`serve`, `demo`) and resolves once it logs that it is serving. Pass the
- * listen address yourself (`--web.listen-address=127.0.0.1:0`).
+ * listen address yourself (`--web.listen-address=127.0.0.1:0`). `bin` is another install's CLI (default this tree's).
  */
-export function startCommand(command: string, args: string[], timeoutMs = 10_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+export function startCommand(command: string, args: string[], timeoutMs = 10_000, bin = BIN): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [bin, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: Record<string, unknown>[] = [];
   let buffered = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
