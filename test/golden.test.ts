@@ -96,7 +96,7 @@ const all = cases();
 
 describe('golden reports', () => {
   it('finds the golden cases, each with its expected report', () => {
-    expect(all.length).toBeGreaterThanOrEqual(9);
+    expect(all.length).toBeGreaterThanOrEqual(14);
     for (const c of all) expect(existsSync(c.expected), `${c.name}.json`).toBe(true);
   });
 

@@ -36,13 +36,15 @@ const headerSource = z
     path: z.string().min(1).optional(),
     prefix: z.string().min(1).optional(),
     nameStyle: z.enum(['underscore', 'canonical']).optional(),
+    /** Flat fields of a log that leaves out a header not sent (Traefik): every line carries these headers. */
+    omitsMissing: z.boolean().optional(),
   })
   .strict()
-  .refine((h) => (h.path === undefined && h.prefix === undefined && h.nameStyle === undefined) || (h.path === undefined) !== (h.prefix === undefined), {
+  .refine((h) => (h.path === undefined && h.prefix === undefined && h.nameStyle === undefined && h.omitsMissing === undefined) || (h.path === undefined) !== (h.prefix === undefined), {
     message: 'give exactly one of `path` (an object of headers) or `prefix` (flat fields), or {} for the preset\'s',
   })
-  .refine((h) => h.path === undefined || h.nameStyle === undefined, {
-    message: '`nameStyle` applies to flat fields (`prefix`); names in a header object match in any case',
+  .refine((h) => h.path === undefined || (h.nameStyle === undefined && h.omitsMissing === undefined), {
+    message: '`nameStyle` and `omitsMissing` apply to flat fields (`prefix`); names in a header object match in any case',
   });
 
 const path = z.string().min(1);

@@ -235,8 +235,9 @@ export class RecordParser {
       }
     }
     if (same) return side.lastHeaders;
-    // A header object is carried when it is there; flat fields when any of them is.
-    let carried = side.group !== undefined;
+    // A header object is carried when it is there; flat fields when any of them is (or always, for a log
+    // that leaves out the key of a header not sent).
+    let carried = side.group !== undefined || side.omitsMissing;
     const out: Record<string, string> = {};
     for (let i = 0; i < slots.length; i++) {
       const v = last[i];
@@ -415,7 +416,8 @@ export class RecordParser {
     // Flat fields: nginx `$upstream_http_x_foo`, Envoy `resp_x_foo`, Traefik `downstream_X-Foo`.
     const fields = [...wanted].map((name) => [name, flatHeaderField(where, name)] as const);
     return (obj) => {
-      let carried = false;
+      // A log that leaves out the key of a header not sent (Traefik) carries its headers on every line.
+      let carried = where.omitsMissing === true;
       const out: Record<string, string> = {};
       for (const [name, field] of fields) {
         if (!(field in obj)) continue;
@@ -457,6 +459,8 @@ interface ScannedHeaders {
   slots: number[];
   /** The header object's number in the scan; undefined for flat fields. */
   group: number | undefined;
+  /** Flat fields of a log that leaves out a header not sent: every line carries the side's headers. */
+  omitsMissing: boolean;
   /** The values and the headers of the last line read. */
   last: unknown[];
   hasLast: boolean;
@@ -495,9 +499,9 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
       paths.push(where.path);
       const group = headerObjects.push({ key: where.path, names }) - 1;
       // The scanner numbers header names after the fields, object by object.
-      return { names, slots: [], group, ...memo };
+      return { names, slots: [], group, omitsMissing: false, ...memo };
     }
-    return { names, slots: names.map((n) => slot(flatHeaderField(where, n))), group: undefined, ...memo };
+    return { names, slots: names.map((n) => slot(flatHeaderField(where, n))), group: undefined, omitsMissing: where.omitsMissing === true, ...memo };
   };
   const response = side(m.responseHeaders, opts.responseHeaderNames);
   const request = side(m.requestHeaders, opts.requestHeaderNames);

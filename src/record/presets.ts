@@ -12,6 +12,11 @@ export interface HeaderSource {
   prefix?: string | undefined;
   /** How a flat field spells the header name: `underscore` x_anthropic_layer_id, `canonical` X-Anthropic-Layer-Id. */
   nameStyle?: 'underscore' | 'canonical' | undefined;
+  /**
+   * The log leaves out the field of a header that was not sent (Traefik), so a line without any of them
+   * still carries the headers: the opt-in header is then `missing`, not "not logged".
+   */
+  omitsMissing?: boolean | undefined;
 }
 
 export interface Mapping {
@@ -109,8 +114,8 @@ export const PRESETS: Record<PresetName, Mapping> = {
     route: 'RouterName',
     cohort: 'request_X-Cohort',
     latencyUnit: 'ns',
-    responseHeaders: { prefix: 'downstream_', nameStyle: 'canonical' },
-    requestHeaders: { prefix: 'request_', nameStyle: 'canonical' },
+    responseHeaders: { prefix: 'downstream_', nameStyle: 'canonical', omitsMissing: true },
+    requestHeaders: { prefix: 'request_', nameStyle: 'canonical', omitsMissing: true },
   },
 };
 
