@@ -5,10 +5,10 @@ import type { Config } from './config/schema.js';
 import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';
 import { GaugeFamily, type HistogramSeries, type SeriesHandle } from './metrics/families.js';
-import { bestReader, PresetDetector, type Candidate } from './record/detect-preset.js';
-import { InputWatch, type Label, type WatchOutcome } from './record/input-watch.js';
-import { mappingFor, PRESET_NAMES, type Mapping, type PresetName } from './record/presets.js';
-import { RecordParser, type ParseResult } from './record/parse-record.js';
+import type { WatchOutcome } from './record/input-watch.js';
+import type { PresetName } from './record/presets.js';
+import type { ParseResult, RecordParser } from './record/parse-record.js';
+import { candidateFor, SourceInputs, type InputEvents, type SourceInput } from './record/source-inputs.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
 import type { LineSink } from './source/line-sink.js';
@@ -30,32 +30,6 @@ export interface PipelineOptions {
    */
   keepWatchOutcomes?: boolean;
 }
-
-/** What a source's first lines showed: its preset, and what did not read right (said once per source). */
-export interface InputEvents {
-  /** The preset a source is read with: `detected` from its first lines, or `configured` (input.preset). */
-  decided?(source: string, preset: PresetName, how: 'detected' | 'configured'): void;
-  /** Most of the first lines were skipped. */
-  notUnderstood?(source: string, hint: InputHint): void;
-  /** A label's path never held a value in the first records: the label stays empty. */
-  labelUnresolved?(source: string, label: Label, path: string, records: number): void;
-}
-
-export interface InputHint {
-  /** The preset the lines were read with; undefined while none reads them. */
-  preset: PresetName | undefined;
-  lines: number;
-  skipped: number;
-  /** The most frequent skip reasons, most frequent first. */
-  reasons: [string, number][];
-  /** Another preset that reads most of the skipped lines. */
-  suggestion: PresetName | undefined;
-}
-
-/** A source with lines held while its format is detected is decided after this long (serve: a quiet log). */
-export const DETECT_WAIT_MS = 2_000;
-/** A source's watch of its first lines says what it found after this long, if not after WATCH_LINES lines. */
-export const WATCH_MS = 10_000;
 
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 /** Index of 'unknown' in a RequestSeries row, after the five classes. */
@@ -89,20 +63,11 @@ export interface PipelineState {
 /** model → route → cohort → row of 12 (hit × status class), filled as combinations appear. */
 type SeriesIndex = Map<string, Map<string, Map<string, (RequestSeries | undefined)[]>>>;
 
-/** One source's series and how its lines are read. */
-interface SourceState {
-  name: string;
+/** One source's series, and how its lines are read (record/source-inputs.ts). */
+interface SourceState extends SourceInput {
   lines: SeriesHandle;
   /** Created by the first record, so the gauge is absent until a source has one. */
   lastRecord: SeriesHandle | undefined;
-  /** The parser of its preset; undefined while the format is being detected. */
-  parser: RecordParser | undefined;
-  preset: PresetName | undefined;
-  detector: PresetDetector | undefined;
-  /** Its first lines, until what they showed is said. */
-  watch: InputWatch | undefined;
-  /** The watch's outcomes, kept after it ends (keepWatchOutcomes). */
-  outcomes: WatchOutcome[] | undefined;
 }
 
 /** Status codes counted one by one for `report` (0–999: what the record parser accepts). */
@@ -111,24 +76,6 @@ const STATUS_CODES = 1000;
 /** The record parser of one preset (input.preset, or `preset` when given), extracting the headers the classifier reads. */
 export function recordParserFor(config: Config, classifier: SignalClassifier, preset?: PresetName): RecordParser {
   return candidateFor(config, classifier, preset ?? (config.input.preset === 'auto' ? 'default' : config.input.preset)).parser;
-}
-
-/** A reader for every preset, in detection order: what input.preset: auto chooses from. */
-export function presetCandidates(config: Config): Candidate[] {
-  const classifier = new SignalClassifier(config.headers);
-  return PRESET_NAMES.map((p) => candidateFor(config, classifier, p));
-}
-
-function candidateFor(config: Config, classifier: SignalClassifier, preset: PresetName): Candidate {
-  const mapping: Mapping = mappingFor(config.input, preset);
-  const parser = new RecordParser({
-    mapping,
-    latencyList: config.input.latencyList,
-    absentValues: config.input.absentValues,
-    responseHeaderNames: classifier.responseHeaderNames,
-    requestHeaderNames: classifier.requestHeaderNames,
-  });
-  return { preset, mapping, parser };
 }
 
 export class Pipeline implements LineSink {
@@ -145,22 +92,28 @@ export class Pipeline implements LineSink {
   private readonly delayProfileHeader: string;
   private readonly seriesIndex: SeriesIndex = new Map();
   private readonly sources = new Map<string, SourceState>();
-  /** The configured preset's reader; undefined with input.preset: auto. */
-  private readonly configured: Candidate | undefined;
-  /** Every preset's reader, made when first needed (detection, or a hint for a source not understood). */
-  private candidateList: Candidate[] | undefined;
-  private readonly events: InputEvents;
-  private readonly keepWatchOutcomes: boolean;
+  private readonly inputs: SourceInputs<SourceState>;
   /** By defect, or by state when there is none (the two sets of names do not overlap). */
   private readonly optInSeries = new Map<string, SeriesHandle>();
 
   constructor(readonly config: Config, opts: PipelineOptions = {}) {
     this.clock = opts.clock ?? Date.now;
     this.classifier = new SignalClassifier(config.headers);
-    const preset = config.input.preset;
-    this.configured = preset === 'auto' ? undefined : candidateFor(config, this.classifier, preset);
-    this.events = opts.input ?? {};
-    this.keepWatchOutcomes = opts.keepWatchOutcomes ?? false;
+    const events = opts.input;
+    this.inputs = new SourceInputs<SourceState>({
+      config,
+      wanted: this.classifier,
+      clock: this.clock,
+      keepWatchOutcomes: opts.keepWatchOutcomes,
+      events: {
+        ...events,
+        decided: (source, preset, how) => {
+          this.inputInfo.set([source, preset], 1);
+          events?.decided?.(source, preset, how);
+        },
+      },
+      count: (src, parsed) => this.add(parsed, src),
+    });
     this.metrics = new ExporterMetrics(histogramBuckets(config), config.metrics);
     this.window = new SlidingWindow({
       durationMs: config.window.duration,
@@ -177,11 +130,11 @@ export class Pipeline implements LineSink {
     const src = this.sourceState(source);
     const parser = src.parser;
     if (parser === undefined) {
-      this.detect(src, text);
+      this.inputs.detect(src, text);
       return;
     }
     const parsed = parser.parse(text);
-    if (src.watch !== undefined) this.watched(src, parsed, text);
+    if (src.watch !== undefined) this.inputs.seen(src, parsed, text);
     this.add(parsed, src);
   }
 
@@ -190,11 +143,11 @@ export class Pipeline implements LineSink {
     const src = this.sourceState(source);
     const parser = src.parser;
     if (parser === undefined) {
-      this.detect(src, buf.toString('utf8', start, end));
+      this.inputs.detect(src, buf.toString('utf8', start, end));
       return;
     }
     const parsed = parser.parseBytes(buf, start, end) ?? parser.parse(buf.toString('utf8', start, end));
-    if (src.watch !== undefined) this.watched(src, parsed, parsed.ok ? undefined : buf.toString('utf8', start, end));
+    if (src.watch !== undefined) this.inputs.seen(src, parsed, parsed.ok ? undefined : buf.toString('utf8', start, end));
     this.add(parsed, src);
   }
 
@@ -202,7 +155,7 @@ export class Pipeline implements LineSink {
     const src = this.sourceState(source);
     src.lines.value++;
     this.metrics.parseErrors.inc(['too_long']);
-    if (src.watch?.oversize()) this.endWatch(src);
+    this.inputs.oversize(src);
   }
 
   /**
@@ -211,7 +164,7 @@ export class Pipeline implements LineSink {
    */
   drain(source: string): void {
     const src = this.sources.get(source);
-    if (src?.detector !== undefined && src.detector.held.length > 0) this.decide(src, src.detector.choose(), 'detected');
+    if (src !== undefined) this.inputs.drain(src);
   }
 
   /**
@@ -219,87 +172,22 @@ export class Pipeline implements LineSink {
    * and a watch running for WATCH_MS says what it found.
    */
   settle(): void {
-    const now = this.clock();
-    for (const src of this.sources.values()) {
-      const d = src.detector;
-      if (d?.heldSince !== undefined && now - d.heldSince >= DETECT_WAIT_MS) this.decide(src, d.choose(), 'detected');
-      if (src.watch !== undefined && src.watch.lines > 0 && now - src.watch.startedAt >= WATCH_MS) this.endWatch(src);
-    }
+    this.inputs.settle();
   }
 
   /** The end of the input (`report`): every held line is counted and every watch says what it found. */
   finish(): void {
-    for (const src of this.sources.values()) {
-      if (src.detector !== undefined && src.detector.held.length > 0) this.decide(src, src.detector.choose(), 'detected');
-      if (src.watch !== undefined) this.endWatch(src);
-    }
+    this.inputs.finish();
   }
 
   /** Reads `source` with `preset` from its next line, as if detected (`report` detects a file split across threads up front). */
   useDetected(source: string, preset: PresetName): void {
-    const src = this.sourceState(source);
-    if (src.parser === undefined) this.decide(src, preset, 'detected');
+    this.inputs.useDetected(this.sourceState(source), preset);
   }
 
   /** Each source's preset (null: not decided, no line was read by any). */
-  inputs(): Record<string, PresetName | null> {
-    return Object.fromEntries([...this.sources.values()].map((s) => [s.name, s.preset ?? null]));
-  }
-
-  /** A line of a source whose format is not decided yet. */
-  private detect(src: SourceState, text: string): void {
-    const d = src.detector as PresetDetector;
-    const offer = d.offer(text, this.clock());
-    if (offer.kind === 'decided') {
-      this.decide(src, offer.preset, 'detected');
-      this.line(text, src.name);
-      return;
-    }
-    if (offer.kind === 'agreed') {
-      if (src.watch !== undefined) this.watched(src, offer.result, text);
-      this.add(offer.result, src);
-    }
-    if (src.detector !== undefined && d.full()) this.decide(src, d.choose(), 'detected');
-  }
-
-  /** From now on `src` is read with `preset`; its held lines are counted first, in their order. */
-  private decide(src: SourceState, preset: PresetName, how: 'detected' | 'configured'): void {
-    const c = this.configured?.preset === preset ? this.configured : this.candidates().find((x) => x.preset === preset);
-    if (c === undefined) throw new Error(`no reader for preset ${preset}`);
-    const held = src.detector?.held ?? [];
-    src.parser = c.parser;
-    src.preset = preset;
-    src.detector = undefined;
-    this.inputInfo.set([src.name, preset], 1);
-    this.events.decided?.(src.name, preset, how);
-    for (const text of held) this.line(text, src.name);
-  }
-
-  private candidates(): Candidate[] {
-    return (this.candidateList ??= presetCandidates(this.config));
-  }
-
-  private watched(src: SourceState, parsed: ParseResult, text: string | undefined): void {
-    if ((src.watch as InputWatch).see(parsed, text)) this.endWatch(src);
-  }
-
-  /** Says what the first lines of `src` showed, once. */
-  private endWatch(src: SourceState): void {
-    const w = src.watch;
-    if (w === undefined) return;
-    src.watch = undefined;
-    if (w.notUnderstood()) {
-      const others = this.candidates().filter((c) => c.preset !== src.preset);
-      this.events.notUnderstood?.(src.name, {
-        preset: src.preset,
-        lines: w.lines,
-        skipped: w.skipped,
-        reasons: w.topReasons(),
-        suggestion: bestReader(others, w.samples)?.preset,
-      });
-    }
-    const mapping = src.preset === undefined ? undefined : (this.configured?.preset === src.preset ? this.configured : this.candidates().find((c) => c.preset === src.preset))?.mapping;
-    if (mapping !== undefined) for (const label of w.unresolved()) this.events.labelUnresolved?.(src.name, label, mapping[label], w.records);
+  presets(): Record<string, PresetName | null> {
+    return this.inputs.presets();
   }
 
   private add(parsed: ParseResult, src: SourceState): void {
@@ -379,20 +267,10 @@ export class Pipeline implements LineSink {
     if (s === undefined) {
       // A gauge restored from a checkpoint is picked up, so older lines read again do not move it back.
       const m = this.metrics;
-      const c = this.configured;
-      s = {
-        name: source,
-        lines: m.lines.handle([source]),
-        lastRecord: m.lastRecord.has([source]) ? m.lastRecord.handle([source]) : undefined,
-        parser: undefined,
-        preset: undefined,
-        detector: c === undefined ? new PresetDetector(this.candidates()) : undefined,
-        watch: new InputWatch(this.clock(), this.keepWatchOutcomes),
-        outcomes: undefined,
-      };
-      s.outcomes = s.watch?.outcomes;
+      const lines = m.lines.handle([source]);
+      const lastRecord = m.lastRecord.has([source]) ? m.lastRecord.handle([source]) : undefined;
+      s = this.inputs.create(source, { lines, lastRecord });
       this.sources.set(source, s);
-      if (c !== undefined) this.decide(s, c.preset, 'configured');
     }
     return s;
   }
@@ -411,8 +289,7 @@ export class Pipeline implements LineSink {
   state(): PipelineState {
     if (this.total === undefined) throw new Error('Pipeline.state needs keepTotals');
     const codes = (this.statusCodes ?? []).flatMap((n, code): [number, number][] => (n > 0 ? [[code, n]] : []));
-    const watches = [...this.sources.values()].flatMap((s): [string, WatchOutcome[]][] => (s.outcomes === undefined ? [] : [[s.name, s.outcomes]]));
-    return { metrics: metricsState(this.metrics), total: this.total.state(), statusCodes: codes, watches };
+    return { metrics: metricsState(this.metrics), total: this.total.state(), statusCodes: codes, watches: this.inputs.outcomes() };
   }
 
   /**
@@ -430,10 +307,7 @@ export class Pipeline implements LineSink {
     // The later lines continue each watch still open here, as if this pipeline had read them.
     for (const [source, outcomes] of later.watches) {
       const src = this.sources.get(source);
-      for (const o of outcomes) {
-        if (src?.watch === undefined) break;
-        if (src.watch.apply(o)) this.endWatch(src);
-      }
+      if (src !== undefined) this.inputs.continueWatch(src, outcomes);
     }
   }
 }

@@ -9,7 +9,9 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import { defaultConfig } from '../src/config/schema.js';
-import { DETECT_WAIT_MS, Pipeline, WATCH_MS, type InputHint } from '../src/pipeline.js';
+import { Pipeline } from '../src/pipeline.js';
+import { DETECT_WAIT_MS, WATCH_MS, type InputHint } from '../src/record/source-inputs.js';
+import { feedLines } from '../src/ingest/feed-lines.js';
 import { DETECT_MAX_HELD_LINES } from '../src/record/detect-preset.js';
 import { WATCH_LINES } from '../src/record/input-watch.js';
 import { canonicalHeaderName, PRESET_NAMES, type PresetName } from '../src/record/presets.js';
@@ -152,10 +154,10 @@ describe('the decision', () => {
     expect(p.metrics.parseErrors.sum()).toBe(2);
     p.line('{"request_time":"0.2"}', 'src'); // nginx counts it, the others skip it: held
     expect(p.metrics.lines.sum()).toBe(2);
-    expect(p.inputs()).toEqual({ src: null });
+    expect(p.presets()).toEqual({ src: null });
     p.line(nginxLine, 'src');
     expect(decided).toEqual(['src nginx-json detected']);
-    expect(p.inputs()).toEqual({ src: 'nginx-json' });
+    expect(p.presets()).toEqual({ src: 'nginx-json' });
     expect(p.metrics.lines.sum()).toBe(4);
     expect(p.metrics.requests.sum()).toBe(2);
     expect(p.inputInfo.entries()).toEqual([[['src', 'nginx-json'], 1]]);
@@ -165,7 +167,7 @@ describe('the decision', () => {
     const p = new Pipeline(defaultConfig(), { clock: () => NOW });
     p.line(nginxLine, 'a');
     p.line('{"latency_ms":5,"response_headers":{"x-anthropic-layer-id":"zero-plane-v1"}}', 'b');
-    expect(p.inputs()).toEqual({ a: 'nginx-json', b: 'default' });
+    expect(p.presets()).toEqual({ a: 'nginx-json', b: 'default' });
   });
 
   it('a configured preset wins: no detection, the line another preset would read is skipped', () => {
@@ -176,10 +178,17 @@ describe('the decision', () => {
     expect(p.metrics.parseErrors.get(['missing_latency'])).toBe(1);
   });
 
+  it('an ingest body is counted whole in its own response, held lines included', () => {
+    const p = new Pipeline(defaultConfig(), { clock: () => NOW });
+    const body = Buffer.from('{"latency_ms":3}\nnot json\n{"latency_ms":4,"status":200}\n');
+    expect(feedLines(p, [body], { maxLineBytes: 1024, source: 'http', recordSeparators: false })).toEqual({ accepted: 2, rejected: 1, reasons: { invalid_json: 1 } });
+    expect(p.presets()).toEqual({ http: 'default' });
+  });
+
   it('held lines are decided by the most records when no line decides: full, timed (serve), drained (ingest), finished (report)', () => {
     const full = new Pipeline(defaultConfig(), { clock: () => NOW });
     for (let i = 0; i < DETECT_MAX_HELD_LINES; i++) full.line('{"request_time":"0.2"}', 'src');
-    expect(full.inputs()).toEqual({ src: 'nginx-json' });
+    expect(full.presets()).toEqual({ src: 'nginx-json' });
     expect(full.metrics.requests.sum()).toBe(DETECT_MAX_HELD_LINES);
 
     let now = NOW;
@@ -189,18 +198,18 @@ describe('the decision', () => {
     expect(timed.metrics.lines.sum()).toBe(0);
     now += DETECT_WAIT_MS;
     timed.settle();
-    expect(timed.inputs()).toEqual({ src: 'haproxy-json' });
+    expect(timed.presets()).toEqual({ src: 'haproxy-json' });
     expect(timed.metrics.requests.sum()).toBe(1);
 
     const drained = new Pipeline(defaultConfig(), { clock: () => NOW });
     drained.line('{"latency_ms":3}', 'http');
     drained.drain('http');
-    expect([drained.inputs(), drained.metrics.requests.sum()]).toEqual([{ http: 'default' }, 1]);
+    expect([drained.presets(), drained.metrics.requests.sum()]).toEqual([{ http: 'default' }, 1]);
 
     const finished = new Pipeline(defaultConfig(), { clock: () => NOW });
     finished.line('{"Duration":5000000}', 'f');
     finished.finish();
-    expect([finished.inputs(), finished.metrics.requests.sum()]).toEqual([{ f: 'traefik-json' }, 1]);
+    expect([finished.presets(), finished.metrics.requests.sum()]).toEqual([{ f: 'traefik-json' }, 1]);
   });
 });
 

@@ -1,6 +1,7 @@
 // `report`: read inputs to their end, print the signals over all of them, optionally fail on a condition.
 import type { Config } from '../config/schema.js';
-import { Pipeline, type InputEvents } from '../pipeline.js';
+import { Pipeline } from '../pipeline.js';
+import type { InputEvents } from '../record/source-inputs.js';
 import { P0_ALERT, REPORT_ALERTS } from '../report/alerts.js';
 import { buildReport } from '../report/build-report.js';
 import { formatText } from '../report/format-text.js';

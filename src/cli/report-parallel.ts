@@ -13,7 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { mergesExactly } from '../metrics/metrics-state.js';
 import type { Config } from '../config/schema.js';
-import { presetCandidates, type Pipeline, type PipelineState } from '../pipeline.js';
+import type { Pipeline, PipelineState } from '../pipeline.js';
+import { presetCandidates } from '../record/source-inputs.js';
+import { SignalClassifier } from '../signals/classify.js';
 import { PresetDetector } from '../record/detect-preset.js';
 import type { PresetName } from '../record/presets.js';
 import type { Logger } from '../server/logger.js';
@@ -62,7 +64,7 @@ export async function readReportInput(path: string, config: Config, pipeline: Pi
   let jobConfig = config;
   if (config.input.preset === 'auto') {
     // A file given twice was decided by its first reading.
-    const preset = pipeline.inputs()[path] ?? (await detectHead(path, mid, config));
+    const preset = pipeline.presets()[path] ?? (await detectHead(path, mid, config));
     if (preset === undefined) {
       await readInput(path, opts, pipeline);
       return;
@@ -126,7 +128,7 @@ export async function splitPoint(path: string, minBytes: number): Promise<number
  * they do not decide it: the same detector on the same lines, so the two-thread read equals one pass.
  */
 async function detectHead(path: string, end: number, config: Config): Promise<PresetName | undefined> {
-  const detector = new PresetDetector(presetCandidates(config));
+  const detector = new PresetDetector(presetCandidates(config, new SignalClassifier(config.headers)));
   let decided: PresetName | undefined;
   const splitter = new LineSplitter(
     config.input.maxLineBytes,

@@ -53,7 +53,7 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     statusClasses: byLabel(m.requests.entries(), m.requests.labelNames.indexOf('status_class')),
     topStatusCodes: topCodes(pipeline.statusCodes ?? []),
     p99Band: p99Band(m.duration, config),
-    input: pipeline.inputs(),
+    input: pipeline.presets(),
     cachedCount: m.cached.sum(),
     downgrades: byFirstLabel(m.downgrades.entries()),
     throttleModes: byFirstLabel(m.throttleModes.entries()),
