@@ -91,11 +91,9 @@ export class RecordParser {
   private readonly absentMaxLength: number;
   private readonly readResponse: HeaderReader;
   private readonly readRequest: HeaderReader;
-  private readonly responseWhere: HeaderSource;
-  private readonly requestWhere: HeaderSource;
-  /** The wanted header names, lower case. */
-  private readonly responseNames: readonly string[];
-  private readonly requestNames: readonly string[];
+  /** Whether a parsed line carries a wanted header on each side (format detection only). */
+  private readonly responseCarried: (obj: JsonObject) => boolean;
+  private readonly requestCarried: (obj: JsonObject) => boolean;
   private minute: MinuteCache = { prefix: '', ms: 0 };
   /** The byte-level reader, when the mapping is one it can read exactly (plain top-level keys). */
   private readonly scanner: ScannedFields | undefined;
@@ -114,10 +112,8 @@ export class RecordParser {
     this.absentMaxLength = Math.max(-1, ...opts.absentValues.map((v) => v.length));
     this.readResponse = this.headerReader(m.responseHeaders, opts.responseHeaderNames);
     this.readRequest = this.headerReader(m.requestHeaders, opts.requestHeaderNames);
-    this.responseWhere = m.responseHeaders;
-    this.requestWhere = m.requestHeaders;
-    this.responseNames = opts.responseHeaderNames.map((n) => n.toLowerCase());
-    this.requestNames = opts.requestHeaderNames.map((n) => n.toLowerCase());
+    this.responseCarried = carries(m.responseHeaders, opts.responseHeaderNames);
+    this.requestCarried = carries(m.requestHeaders, opts.requestHeaderNames);
     this.scanner = scannedFields(m, opts);
   }
 
@@ -179,16 +175,7 @@ export class RecordParser {
    * absent ones too): with a latency, what makes a preset "read" a line when the format is detected.
    */
   carriesHeaders(obj: unknown): boolean {
-    if (!isObject(obj)) return false;
-    return this.carries(obj, this.responseWhere, this.responseNames) || this.carries(obj, this.requestWhere, this.requestNames);
-  }
-
-  private carries(obj: JsonObject, where: HeaderSource, names: readonly string[]): boolean {
-    if (where.path === undefined) return names.some((n) => flatHeaderField(where, n) in obj);
-    const headers = compilePath(where.path)(obj);
-    if (!isObject(headers)) return false;
-    for (const key in headers) if (names.includes(key.toLowerCase())) return true;
-    return false;
+    return isObject(obj) && (this.responseCarried(obj) || this.requestCarried(obj));
   }
 
   private record(
@@ -428,6 +415,22 @@ export class RecordParser {
       return carried ? out : undefined;
     };
   }
+}
+
+/** Whether a line holds any of `names` (in any case) where `where` keeps headers, whatever the values. */
+function carries(where: HeaderSource, names: readonly string[]): (obj: JsonObject) => boolean {
+  const wanted = names.map((n) => n.toLowerCase());
+  if (where.path === undefined) {
+    const fields = wanted.map((n) => flatHeaderField(where, n));
+    return (obj) => fields.some((f) => f in obj);
+  }
+  const get = compilePath(where.path);
+  return (obj) => {
+    const headers = get(obj);
+    if (!isObject(headers)) return false;
+    for (const key in headers) if (wanted.includes(key.toLowerCase())) return true;
+    return false;
+  };
 }
 
 /** Bounds the header-name cache against logs with endless distinct header names. */
