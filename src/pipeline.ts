@@ -4,10 +4,12 @@ import { mergeMetricsState, metricsState, type MetricsState } from './metrics/me
 import type { Config } from './config/schema.js';
 import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';
-import type { HistogramSeries, SeriesHandle } from './metrics/families.js';
+import { GaugeFamily, type HistogramSeries, type SeriesHandle } from './metrics/families.js';
 import { OVERFLOW_VALUE } from './metrics/label-limiter.js';
-import { mappingFor } from './record/presets.js';
-import { RecordParser, type ParseResult } from './record/parse-record.js';
+import type { WatchOutcome } from './record/input-watch.js';
+import type { PresetName } from './record/presets.js';
+import type { ParseResult, RecordParser } from './record/parse-record.js';
+import { candidateFor, SourceInputs, type InputEvents, type SourceInput } from './record/source-inputs.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
 import type { LineSink } from './source/line-sink.js';
@@ -21,6 +23,13 @@ export interface PipelineOptions {
    * "last 5 minutes", and skipping the window saves a second sketch insert per line.
    */
   keepTotals?: boolean;
+  /** Told what the first lines of each source showed about its format. */
+  input?: InputEvents;
+  /**
+   * Keep what each source's first lines showed, for state(): the worker thread of `report`, whose half of a
+   * file continues the watch of the thread that read the first half.
+   */
+  keepWatchOutcomes?: boolean;
 }
 
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
@@ -46,26 +55,28 @@ interface RequestSeries {
 export interface PipelineState {
   metrics: MetricsState;
   total: AggregateState;
+  /** [status code, requests] for every code seen. */
+  statusCodes: [number, number][];
+  /** Per source, what its first lines showed (with keepWatchOutcomes). */
+  watches: [string, WatchOutcome[]][];
 }
 
 /** model → route → cohort → row of 12 (hit × status class), filled as combinations appear. */
 type SeriesIndex = Map<string, Map<string, Map<string, (RequestSeries | undefined)[]>>>;
 
-interface SourceSeries {
+/** One source's series, and how its lines are read (record/source-inputs.ts). */
+interface SourceState extends SourceInput {
   lines: SeriesHandle;
   /** Created by the first record, so the gauge is absent until a source has one. */
   lastRecord: SeriesHandle | undefined;
 }
 
-/** The record parser a config describes, extracting the headers the classifier reads. */
-export function recordParserFor(config: Config, classifier: SignalClassifier): RecordParser {
-  return new RecordParser({
-    mapping: mappingFor(config.input),
-    latencyList: config.input.latencyList,
-    absentValues: config.input.absentValues,
-    responseHeaderNames: classifier.responseHeaderNames,
-    requestHeaderNames: classifier.requestHeaderNames,
-  });
+/** Status codes counted one by one for `report` (0–999: what the record parser accepts). */
+const STATUS_CODES = 1000;
+
+/** The record parser of one preset (input.preset, or `preset` when given), extracting the headers the classifier reads. */
+export function recordParserFor(config: Config, classifier: SignalClassifier, preset?: PresetName): RecordParser {
+  return candidateFor(config, classifier, preset ?? (config.input.preset === 'auto' ? 'default' : config.input.preset)).parser;
 }
 
 export class Pipeline implements LineSink {
@@ -73,19 +84,37 @@ export class Pipeline implements LineSink {
   readonly window: SlidingWindow;
   /** Over every record read, when keepTotals is set (the window then stays empty). */
   readonly total: Aggregate | undefined;
-  private readonly parser: RecordParser;
+  /** zero_plane_exporter_input_info{source,preset}: 1 for the preset each source is read with. */
+  readonly inputInfo = new GaugeFamily('zero_plane_exporter_input_info', 'The input preset each source is read with (input.preset, or detected from its first lines when auto).', ['source', 'preset']);
+  /** Requests by status code (index), when keepTotals is set: `report` lists the most frequent. */
+  readonly statusCodes: number[] | undefined;
   private readonly classifier: SignalClassifier;
   private readonly clock: Clock;
   private readonly delayProfileHeader: string;
   private readonly seriesIndex: SeriesIndex = new Map();
-  private readonly sources = new Map<string, SourceSeries>();
+  private readonly sources = new Map<string, SourceState>();
+  private readonly inputs: SourceInputs<SourceState>;
   /** By defect, or by state when there is none (the two sets of names do not overlap). */
   private readonly optInSeries = new Map<string, SeriesHandle>();
 
   constructor(readonly config: Config, opts: PipelineOptions = {}) {
     this.clock = opts.clock ?? Date.now;
     this.classifier = new SignalClassifier(config.headers);
-    this.parser = recordParserFor(config, this.classifier);
+    const events = opts.input;
+    this.inputs = new SourceInputs<SourceState>({
+      config,
+      wanted: this.classifier,
+      clock: this.clock,
+      keepWatchOutcomes: opts.keepWatchOutcomes,
+      events: {
+        ...events,
+        decided: (source, preset, how) => {
+          this.inputInfo.set([source, preset], 1);
+          events?.decided?.(source, preset, how);
+        },
+      },
+      count: (src, parsed) => this.add(parsed, src),
+    });
     this.metrics = new ExporterMetrics(histogramBuckets(config), config.metrics);
     this.window = new SlidingWindow({
       durationMs: config.window.duration,
@@ -94,21 +123,76 @@ export class Pipeline implements LineSink {
       clock: this.clock,
     });
     this.total = opts.keepTotals ? new Aggregate(config.window.quantileRelativeAccuracy) : undefined;
+    this.statusCodes = opts.keepTotals ? new Array<number>(STATUS_CODES).fill(0) : undefined;
     this.delayProfileHeader = config.headers.delayProfile.name.toLowerCase();
   }
 
   line(text: string, source: string): void {
-    this.add(this.parser.parse(text), source);
+    const src = this.sourceState(source);
+    const parser = src.parser;
+    if (parser === undefined) {
+      this.inputs.detect(src, text);
+      return;
+    }
+    const parsed = parser.parse(text);
+    if (src.watch !== undefined) this.inputs.seen(src, parsed, text);
+    this.add(parsed, src);
   }
 
   /** A line as bytes: read in place when the parser can, else decoded; the same record either way. */
   lineBytes(buf: Buffer, start: number, end: number, source: string): void {
-    this.add(this.parser.parseBytes(buf, start, end) ?? this.parser.parse(buf.toString('utf8', start, end)), source);
+    const src = this.sourceState(source);
+    const parser = src.parser;
+    if (parser === undefined) {
+      this.inputs.detect(src, buf.toString('utf8', start, end));
+      return;
+    }
+    const parsed = parser.parseBytes(buf, start, end) ?? parser.parse(buf.toString('utf8', start, end));
+    if (src.watch !== undefined) this.inputs.seen(src, parsed, parsed.ok ? undefined : buf.toString('utf8', start, end));
+    this.add(parsed, src);
   }
 
-  private add(parsed: ParseResult, source: string): void {
+  oversize(source: string): void {
+    const src = this.sourceState(source);
+    src.lines.value++;
+    this.metrics.parseErrors.inc(['too_long']);
+    this.inputs.oversize(src);
+  }
+
+  /**
+   * The source has delivered what it has for now (the end of an ingest body): lines held while its format
+   * is detected are counted, with the preset they make the most records for.
+   */
+  drain(source: string): void {
+    const src = this.sources.get(source);
+    if (src !== undefined) this.inputs.drain(src);
+  }
+
+  /**
+   * For `serve`, called every second or so: a source whose held lines have waited DETECT_WAIT_MS is decided,
+   * and a watch running for WATCH_MS says what it found.
+   */
+  settle(): void {
+    this.inputs.settle();
+  }
+
+  /** The end of the input (`report`): every held line is counted and every watch says what it found. */
+  finish(): void {
+    this.inputs.finish();
+  }
+
+  /** Reads `source` with `preset` from its next line, as if detected (`report` detects a file split across threads up front). */
+  useDetected(source: string, preset: PresetName): void {
+    this.inputs.useDetected(this.sourceState(source), preset);
+  }
+
+  /** Each source's preset (null: not decided, no line was read by any). */
+  presets(): Record<string, PresetName | null> {
+    return this.inputs.presets();
+  }
+
+  private add(parsed: ParseResult, src: SourceState): void {
     const m = this.metrics;
-    const src = this.sourceSeries(source);
     src.lines.value++;
     if (!parsed.ok) {
       m.parseErrors.inc([parsed.reason]);
@@ -133,9 +217,12 @@ export class Pipeline implements LineSink {
     if (s.optIn !== undefined) this.optInSeriesOf(s.optIn).value++;
     if (s.delayProfileInvalid) m.headerParseErrors.inc([this.delayProfileHeader]);
 
+    const codes = this.statusCodes;
+    if (codes !== undefined && r.status !== undefined && r.status >= 0 && r.status < STATUS_CODES) codes[r.status] = (codes[r.status] as number) + 1;
+
     const timeSeconds = (r.timeMs ?? this.clock()) / 1000;
     if (timeSeconds > (src.lastRecord?.value ?? 0)) {
-      src.lastRecord ??= m.lastRecord.handle([source]);
+      src.lastRecord ??= m.lastRecord.handle([src.name]);
       src.lastRecord.value = timeSeconds;
     }
 
@@ -201,12 +288,14 @@ export class Pipeline implements LineSink {
     };
   }
 
-  private sourceSeries(source: string): SourceSeries {
+  private sourceState(source: string): SourceState {
     let s = this.sources.get(source);
     if (s === undefined) {
       // A gauge restored from a checkpoint is picked up, so older lines read again do not move it back.
       const m = this.metrics;
-      s = { lines: m.lines.handle([source]), lastRecord: m.lastRecord.has([source]) ? m.lastRecord.handle([source]) : undefined };
+      const lines = m.lines.handle([source]);
+      const lastRecord = m.lastRecord.has([source]) ? m.lastRecord.handle([source]) : undefined;
+      s = this.inputs.create(source, { lines, lastRecord });
       this.sources.set(source, s);
     }
     return s;
@@ -225,7 +314,8 @@ export class Pipeline implements LineSink {
   /** Everything `report` reads from this pipeline (created with keepTotals), as plain data. */
   state(): PipelineState {
     if (this.total === undefined) throw new Error('Pipeline.state needs keepTotals');
-    return { metrics: metricsState(this.metrics), total: this.total.state() };
+    const codes = (this.statusCodes ?? []).flatMap((n, code): [number, number][] => (n > 0 ? [[code, n]] : []));
+    return { metrics: metricsState(this.metrics), total: this.total.state(), statusCodes: codes, watches: this.inputs.outcomes() };
   }
 
   /**
@@ -236,13 +326,15 @@ export class Pipeline implements LineSink {
     if (this.total === undefined) throw new Error('Pipeline.merge needs keepTotals');
     mergeMetricsState(this.metrics, later.metrics);
     this.total.mergeState(later.total);
-    // A source's last-record gauge may exist only now: resolve the source series again on its next line.
-    this.sources.clear();
-  }
-
-  oversize(source: string): void {
-    this.sourceSeries(source).lines.value++;
-    this.metrics.parseErrors.inc(['too_long']);
+    const codes = this.statusCodes as number[];
+    for (const [code, n] of later.statusCodes) codes[code] = (codes[code] as number) + n;
+    // A source's last-record gauge may exist only now: pick it up, so the next line sees the merged value.
+    for (const s of this.sources.values()) if (s.lastRecord === undefined && this.metrics.lastRecord.has([s.name])) s.lastRecord = this.metrics.lastRecord.handle([s.name]);
+    // The later lines continue each watch still open here, as if this pipeline had read them.
+    for (const [source, outcomes] of later.watches) {
+      const src = this.sources.get(source);
+      if (src !== undefined) this.inputs.continueWatch(src, outcomes);
+    }
   }
 }
 

@@ -56,6 +56,29 @@ describe('report', () => {
     expect(r.stdout).toContain('alerts firing: none');
   });
 
+  it('says what an SRE looks at next: status classes, the most frequent codes, and which way the p99 is out of band', () => {
+    const file = join(dir, 'statuses.ndjson');
+    const miss = (status: number) => `{"latency_ms":300,"status":${status},"response_headers":{"x-anthropic-layer-id":"standard-v3"}}`;
+    const slow = [HIT(250), HIT(250), HIT(180), miss(429), miss(429), miss(400), miss(529), '{"latency_ms":90}'];
+    writeFileSync(file, `${slow.join('\n')}\n`);
+    const text = runCli(['report', file]);
+    expect(text.stdout).toMatch(/p99 drift\s+\+3[45]\.\d\d %\s+UNHEALTHY, too slow \(p99 2[45]\d\.\d\d ms/);
+    expect(text.stdout).toContain('status: 2xx 3, 4xx 3, 5xx 1, unknown 1; top codes: 200 ×3, 429 ×2, 400 ×1, 529 ×1');
+    expect(text.stdout).toContain(`input: ${file} default`);
+    const json = JSON.parse(runCli(['report', '--format', 'json', file]).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({
+      statusClasses: { '2xx': 3, '4xx': 3, '5xx': 1, unknown: 1 },
+      topStatusCodes: [{ code: 200, count: 3 }, { code: 429, count: 2 }, { code: 400, count: 1 }, { code: 529, count: 1 }],
+      p99Band: 'too_slow',
+      input: { [file]: 'default' },
+    });
+    writeFileSync(file, `${[HIT(120), HIT(121)].join('\n')}\n`);
+    expect(runCli(['report', file]).stdout).toMatch(/p99 drift\s+-34\.\d+ %\s+UNHEALTHY, too fast/);
+    expect(JSON.parse(runCli(['report', '--format', 'json', file]).stdout)).toMatchObject({ p99Band: 'too_fast' });
+    writeFileSync(file, `${miss(200)}\n`);
+    expect(JSON.parse(runCli(['report', '--format', 'json', file]).stdout)).toMatchObject({ p99Band: null });
+  });
+
   it('an unreadable input is a runtime failure (1) naming the file', () => {
     const r = runCli(['report', join(dir, 'nope.ndjson')]);
     expect(r.code).toBe(1);

@@ -36,10 +36,11 @@ describe('record parsing (default preset)', () => {
     expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': 'zero-plane-2024' });
   });
 
-  it('keeps "" and "-" in a header object (they were sent), joins repeated headers', () => {
-    const r = record(p.parse('{"latency_ms":1,"response_headers":{"x-anthropic-layer-id":"-","x-anthropic-delay-profile":["warmup=hit","degraded"]},"request_headers":{"x-anthropic-experimental":""}}'));
-    expect(r.responseHeaders).toEqual({ 'x-anthropic-layer-id': '-', 'x-anthropic-delay-profile': 'warmup=hit, degraded' });
-    expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': '' });
+  it('reads "" and "-" in a header object as no header (nginx and HAProxy write them for one), joins repeated headers', () => {
+    const r = record(p.parse('{"latency_ms":1,"response_headers":{"x-anthropic-layer-id":"-","x-anthropic-delay-profile":["warmup=hit","","degraded"],"x-anthropic-cached":[]},"request_headers":{"x-anthropic-experimental":""}}'));
+    expect(r.responseHeaders).toEqual({ 'x-anthropic-delay-profile': 'warmup=hit, degraded' });
+    // The log carries request headers (the object is there), and the opt-in is not among them.
+    expect(r.requestHeaders).toEqual({});
   });
 
   it('reads all three timestamp forms', () => {

@@ -3,6 +3,7 @@
 // (checked against a model on arbitrary chunkings of arbitrary bytes), and the whole pipeline.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config/load.js';
 import { Pipeline } from '../src/pipeline.js';
 import { PARSE_ERROR_REASONS, type GatewayRecord } from '../src/record/parse-record.js';
 import { SignalClassifier, type Signals } from '../src/signals/classify.js';
@@ -222,5 +223,24 @@ describe('the whole pipeline', () => {
       pipeline.oversize('fuzz');
       expect(total(pipeline.metrics.lines)).toBe(n + 1);
     }
+  });
+
+  it('with input.preset: auto, each line is counted once (lines held while the format is open, at the end)', () => {
+    const total = (family: { sum(): number }): number => family.sum();
+    const anyPresetLine = fc.oneof(anyLine, ...Object.values(VALID).map((lines) => mutated(lines)), fc.constantFrom(...Object.values(VALID).flat()));
+    fc.assert(
+      fc.property(fc.array(anyPresetLine, { maxLength: 80 }), (lines) => {
+        const pipeline = new Pipeline(parseConfig('input:\n  preset: auto\n', 'fuzz.yml'), { clock: () => 1_714_564_800_000 });
+        for (const line of lines) {
+          pipeline.line(line, 'fuzz');
+          // Never more than the lines given so far: nothing is counted twice.
+          expect(total(pipeline.metrics.lines)).toBeLessThanOrEqual(lines.length);
+        }
+        pipeline.finish();
+        expect(total(pipeline.metrics.lines)).toBe(lines.length);
+        expect(total(pipeline.metrics.requests) + total(pipeline.metrics.parseErrors)).toBe(lines.length);
+      }),
+      { numRuns: RUNS / 4 },
+    );
   });
 });

@@ -23,7 +23,10 @@ type Json = Record<string, unknown>;
 
 interface Run {
   report: Json;
+  /** The `msg` of each JSON log line on stderr. */
   logs: string[];
+  /** The plain lines on stderr: hints about input not read right. */
+  hints: string[];
 }
 
 async function report(file: string, config: string | undefined, twoThreads: boolean): Promise<Run> {
@@ -32,11 +35,9 @@ async function report(file: string, config: string | undefined, twoThreads: bool
   if (twoThreads) env.ZP_REPORT_PARALLEL_MIN_BYTES = '0';
   const args = [CLI, 'report', '--format', 'json', '--log.level', 'debug', ...(config === undefined ? [] : ['--config.file', config]), file];
   const { stdout, stderr } = await promisify(execFile)(process.execPath, args, { env, maxBuffer: 1 << 26 });
-  const logs = stderr
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => (JSON.parse(l) as { msg: string }).msg);
-  return { report: JSON.parse(stdout) as Json, logs };
+  const lines = stderr.split('\n').filter((l) => l.trim() !== '');
+  const logs = lines.filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg: string }).msg);
+  return { report: JSON.parse(stdout) as Json, logs, hints: lines.filter((l) => !l.startsWith('{')) };
 }
 
 /** Runs both ways, checks the two-thread run took the worker, and compares the reports. */
@@ -47,6 +48,7 @@ async function expectSameReport(file: string, config: string | undefined): Promi
   const { stddevSeconds: s1, ...rest1 } = one.report;
   const { stddevSeconds: s2, ...rest2 } = two.report;
   expect(rest2).toEqual(rest1);
+  expect(two.hints).toEqual(one.hints);
   if (s1 === null) expect(s2).toBeNull();
   else expect(Math.abs((s2 as number) - (s1 as number))).toBeLessThanOrEqual(SIGMA_RELATIVE * Math.abs(s1 as number));
   return { one, two };

@@ -55,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
           { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
           (text) => process.stdout.write(text),
           log,
+          (text) => process.stderr.write(text),
         );
       }
       case 'generate': {

@@ -1,6 +1,7 @@
 // `report`: read inputs to their end, print the signals over all of them, optionally fail on a condition.
 import type { Config } from '../config/schema.js';
 import { Pipeline } from '../pipeline.js';
+import type { InputEvents } from '../record/source-inputs.js';
 import { P0_ALERT, REPORT_ALERTS } from '../report/alerts.js';
 import { buildReport } from '../report/build-report.js';
 import { formatText } from '../report/format-text.js';
@@ -9,6 +10,8 @@ import { UsageError } from './flags.js';
 import { parallelMinBytes, readReportInput } from './report-parallel.js';
 
 export const EXIT_FAIL_ON = 3;
+/** Non-empty input of which not one line became a record: nothing in the report is about the gateway. */
+export const EXIT_NOT_UNDERSTOOD = 1;
 
 export interface ReportArgs {
   files: string[];
@@ -17,20 +20,41 @@ export interface ReportArgs {
 }
 
 /**
- * Runs the report and returns the exit code; output goes to `out`. Big plain files are read on two threads
- * (report-parallel.ts); `log` at debug says so ("report: 2 threads").
+ * Runs the report and returns the exit code; output goes to `out`, hints about inputs it could not read
+ * right to `hint` (stderr). Big plain files are read on two threads (report-parallel.ts); `log` at debug
+ * says so ("report: 2 threads") and which preset each input was read with.
  */
-export async function runReport(config: Config, args: ReportArgs, out: (text: string) => void, log?: Logger): Promise<number> {
+export async function runReport(config: Config, args: ReportArgs, out: (text: string) => void, log?: Logger, hint: (text: string) => void = () => {}): Promise<number> {
   if (args.files.length === 0) throw new UsageError('report needs at least one FILE (or - for stdin)');
   if (args.format !== 'json' && args.format !== 'text') throw new UsageError(`--format must be json or text, not "${args.format}"`);
-  const pipeline = new Pipeline(config, { keepTotals: true });
+  const pipeline = new Pipeline(config, { keepTotals: true, input: inputHints(hint, log) });
   const failOn = parseFailOn(args.failOn);
   const minBytes = parallelMinBytes();
   for (const file of args.files) await readReportInput(file, config, pipeline, log, minBytes);
+  pipeline.finish();
   const report = buildReport(pipeline, config);
   out(args.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatText(report));
+  if (report.lines > 0 && report.records === 0) {
+    hint(`zero-plane-exporter: no line of the input became a record (${report.lines} lines read); exit ${EXIT_NOT_UNDERSTOOD}\n`);
+    return EXIT_NOT_UNDERSTOOD;
+  }
   const firing = new Set(report.alerts.filter((a) => a.firing).map((a) => a.name));
   return failOn.some((name) => firing.has(name)) ? EXIT_FAIL_ON : 0;
+}
+
+/** What the first lines of each input showed, as plain lines for stderr (the decision itself only at debug). */
+function inputHints(hint: (text: string) => void, log: Logger | undefined): InputEvents {
+  return {
+    decided: (source, preset, how) => log?.debug('input preset', { source, preset, how }),
+    notUnderstood: (source, h) => {
+      const reasons = h.reasons.map(([reason, n]) => `${reason} ${n}`).join(', ');
+      const as = h.preset === undefined ? 'no preset reads them' : `read as ${h.preset}`;
+      const fix = h.suggestion === undefined ? 'see "Input" in the README for the log formats read' : `they look like ${h.suggestion}: set input.preset: ${h.suggestion}`;
+      hint(`zero-plane-exporter: ${source}: ${h.skipped} of the first ${h.lines} lines skipped (${reasons}); ${as}; ${fix}\n`);
+    },
+    labelUnresolved: (source, label, path, records) =>
+      hint(`zero-plane-exporter: ${source}: label ${label}: its path ${path} held no value in the first ${records} records, so ${label} stays empty\n`),
+  };
 }
 
 function parseFailOn(spec: string | undefined): string[] {

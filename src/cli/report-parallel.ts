@@ -4,7 +4,9 @@
 // from merged moments (equal to the one-pass value within float rounding, ~1e-15 relative). Label limits
 // cannot always be merged (which values win depends on order): when they would not merge exactly
 // (checkpoint-state.ts: mergesExactly), this thread reads the second half itself, after its first half, as
-// one sequential pass would have. gzip and stdin are always read sequentially.
+// one sequential pass would have. gzip and stdin are always read sequentially. With input.preset: auto, the
+// file's preset is detected from its head first, with the same detector the pipeline runs on its first
+// lines, and both threads read with it.
 import { existsSync } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +14,12 @@ import { Worker } from 'node:worker_threads';
 import { mergesExactly } from '../metrics/metrics-state.js';
 import type { Config } from '../config/schema.js';
 import type { Pipeline, PipelineState } from '../pipeline.js';
+import { presetCandidates } from '../record/source-inputs.js';
+import { SignalClassifier } from '../signals/classify.js';
+import { PresetDetector } from '../record/detect-preset.js';
+import type { PresetName } from '../record/presets.js';
 import type { Logger } from '../server/logger.js';
+import { LineSplitter } from '../source/line-splitter.js';
 import { readFileRange, readInput } from '../source/read-input.js';
 
 /**
@@ -54,8 +61,19 @@ export async function readReportInput(path: string, config: Config, pipeline: Pi
     await readInput(path, opts, pipeline);
     return;
   }
+  let jobConfig = config;
+  if (config.input.preset === 'auto') {
+    // A file given twice was decided by its first reading.
+    const preset = pipeline.presets()[path] ?? (await detectHead(path, mid, config));
+    if (preset === undefined) {
+      await readInput(path, opts, pipeline);
+      return;
+    }
+    pipeline.useDetected(path, preset);
+    jobConfig = { ...config, input: { ...config.input, preset } };
+  }
   log?.debug('report: 2 threads', { file: path, split: mid });
-  const worker = startWorker({ config, path, start: mid });
+  const worker = startWorker({ config: jobConfig, path, start: mid });
   let later: PipelineState;
   try {
     [, later] = await Promise.all([readFileRange(path, 0, mid, opts, pipeline), worker.result]);
@@ -103,6 +121,41 @@ export async function splitPoint(path: string, minBytes: number): Promise<number
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * The preset the pipeline would detect from the first lines of `path` (read up to `end`), or undefined when
+ * they do not decide it: the same detector on the same lines, so the two-thread read equals one pass.
+ */
+async function detectHead(path: string, end: number, config: Config): Promise<PresetName | undefined> {
+  const detector = new PresetDetector(presetCandidates(config, new SignalClassifier(config.headers)));
+  let decided: PresetName | undefined;
+  const splitter = new LineSplitter(
+    config.input.maxLineBytes,
+    {
+      line: (text) => {
+        if (decided !== undefined) return;
+        const offer = detector.offer(text, 0);
+        if (offer.kind === 'decided') decided = offer.preset;
+        else if (detector.full()) decided = detector.choose();
+      },
+      oversize: () => {},
+    },
+    path,
+  );
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 16);
+    for (let at = 0; decided === undefined && at < end; ) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, end - at), at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+      splitter.push(buf.subarray(0, bytesRead));
+    }
+  } finally {
+    await fh.close();
+  }
+  return decided;
 }
 
 function startWorker(job: WorkerJob): { result: Promise<PipelineState>; stop: () => Promise<void> } {

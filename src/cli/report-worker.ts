@@ -6,6 +6,6 @@ import { readFileRange } from '../source/read-input.js';
 import type { WorkerJob } from './report-parallel.js';
 
 const { config, path, start } = workerData as WorkerJob;
-const pipeline = new Pipeline(config, { keepTotals: true });
+const pipeline = new Pipeline(config, { keepTotals: true, keepWatchOutcomes: true });
 await readFileRange(path, start, undefined, { maxLineBytes: config.input.maxLineBytes }, pipeline);
 parentPort?.postMessage(pipeline.state());

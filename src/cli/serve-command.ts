@@ -8,6 +8,7 @@ import { ingestRouter } from '../ingest/ingest-router.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { buildRegistry } from '../metrics/registry.js';
 import { Pipeline } from '../pipeline.js';
+import type { InputEvents } from '../record/source-inputs.js';
 import { basicAuth } from '../server/basic-auth.js';
 import { readBearerTokenFile as readTokenFile } from '../server/bearer-token.js';
 import { createApp, listenWeb, type Endpoint, type WebServer } from '../server/http-server.js';
@@ -94,7 +95,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     }
   }
 
-  const pipeline = new Pipeline(config);
+  const pipeline = new Pipeline(config, { input: inputLog(log) });
   // Restored before anything is read, so the pipeline's series handles find the restored series.
   const checkpointFile = config.checkpoint.file;
   const checkpoint = checkpointFile === undefined ? undefined : restoreCheckpoint(checkpointFile, pipeline, log);
@@ -120,7 +121,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       })
     : undefined;
   const registry = buildRegistry(
-    [...pipeline.metrics.families(), ...gauges.families(), ...gate.families(), ...(checkpointer?.families() ?? []), ...(auth === undefined ? [] : [auth.checks])],
+    [...pipeline.metrics.families(), pipeline.inputInfo, ...gauges.families(), ...gate.families(), ...(checkpointer?.families() ?? []), ...(auth === undefined ? [] : [auth.checks])],
     VERSION,
   );
   // The landing page's numbers: the window now, and samples of it for the charts.
@@ -221,6 +222,9 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   }
   const server = servers[0] as WebServer;
   history.start();
+  // A quiet source whose first lines left its format open is decided after a while, not at its next line.
+  const settling = setInterval(() => pipeline.settle(), SETTLE_INTERVAL_MS);
+  settling.unref();
   const address = server.address;
   const addresses = servers.map((s) => s.address);
   await files?.start();
@@ -258,6 +262,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     pipeline,
     async stop() {
       ready = false;
+      clearInterval(settling);
       history.stop();
       await checkpointer?.stop();
       stdin?.stop();
@@ -267,6 +272,27 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       await auth?.close();
       await checkpointer?.write('shutdown');
     },
+  };
+}
+
+const SETTLE_INTERVAL_MS = 500;
+
+/** What the first lines of each source showed, logged once per source. */
+function inputLog(log: Logger): InputEvents {
+  return {
+    decided: (source, preset, how) => log.info('input format', { source, preset, how }),
+    notUnderstood: (source, h) =>
+      log.warn('input not understood: most of the first lines were skipped', {
+        source,
+        preset: h.preset ?? 'none',
+        lines: h.lines,
+        skipped: h.skipped,
+        reasons: h.reasons.map(([reason, n]) => `${reason} ${n}`).join(', '),
+        suggestion: h.suggestion,
+        fix: h.suggestion === undefined ? 'see "Input" in the README for the log formats read' : `set input.preset: ${h.suggestion}`,
+      }),
+    labelUnresolved: (source, label, path, records) =>
+      log.warn('label path held no value in the first records; the label stays empty', { source, label, path, records }),
   };
 }
 

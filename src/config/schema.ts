@@ -2,6 +2,7 @@
 // generated alerting pack all read a `Config` produced by this schema, so they cannot disagree.
 import { createRequire } from 'node:module';
 import { z } from 'zod';
+import { PRESET_NAMES } from '../record/presets.js';
 import { parseDuration } from './duration.js';
 
 const duration = z.string().transform((text, ctx) => {
@@ -25,41 +26,53 @@ const regex = z.string().transform((text, ctx) => {
 const ratio = z.number().min(0).max(1);
 const headerName = z.string().min(1).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'not an HTTP header name');
 
-/** Where a record carries its headers: one object field, or flat fields named prefix + header (dashes → underscores). */
+/**
+ * Where a record carries its headers: one object field (`path`), or flat fields named prefix + header
+ * (`prefix`), the header name written `underscore` (x_anthropic_layer_id: nginx, Envoy, HAProxy) or
+ * `canonical` (X-Anthropic-Layer-Id, Go's form: Traefik). `{}` = the preset's.
+ */
 const headerSource = z
   .object({
     path: z.string().min(1).optional(),
     prefix: z.string().min(1).optional(),
+    nameStyle: z.enum(['underscore', 'canonical']).optional(),
+    /** Flat fields of a log that leaves out a header not sent (Traefik): every line carries these headers. */
+    omitsMissing: z.boolean().optional(),
   })
   .strict()
-  .refine((h) => (h.path === undefined) !== (h.prefix === undefined), {
-    message: 'give exactly one of `path` (an object of headers) or `prefix` (flat fields)',
+  .refine((h) => (h.path === undefined && h.prefix === undefined && h.nameStyle === undefined && h.omitsMissing === undefined) || (h.path === undefined) !== (h.prefix === undefined), {
+    message: 'give exactly one of `path` (an object of headers) or `prefix` (flat fields), or {} for the preset\'s',
+  })
+  .refine((h) => h.path === undefined || (h.nameStyle === undefined && h.omitsMissing === undefined), {
+    message: '`nameStyle` and `omitsMissing` apply to flat fields (`prefix`); names in a header object match in any case',
   });
 
+const path = z.string().min(1);
 const fields = z
   .object({
-    time: z.string().min(1),
-    latency: z.string().min(1),
-    status: z.string().min(1),
-    model: z.string().min(1),
-    route: z.string().min(1),
-    cohort: z.string().min(1),
+    time: path,
+    /** Paths tried in order: the first one that holds a latency is used (nginx: upstream time, then request time). */
+    latency: z.union([path, z.array(path).min(1)]).transform((v) => (typeof v === 'string' ? [v] : v)),
+    status: path,
+    model: path,
+    route: path,
+    cohort: path,
   })
   .strict();
 
-export const PRESET_NAMES = ['default', 'nginx-json', 'envoy-json'] as const;
-
 export const inputSchema = z
   .object({
-    preset: z.enum(PRESET_NAMES).default('default'),
+    /** A preset from record/presets.ts, or `auto`: one per source, detected from its first lines. */
+    preset: z.enum(['auto', ...PRESET_NAMES]).default('auto'),
     /** Overrides of the preset's field paths (dotted paths into the JSON object). */
     fields: fields.partial().default({}),
-    latencyUnit: z.enum(['s', 'ms', 'us']).optional(),
+    /** The unit of latency values; `preset` = the preset's own. */
+    latencyUnit: z.enum(['preset', 's', 'ms', 'us', 'ns']).default('preset'),
     /** nginx writes "0.050, 0.183" after retries: `last` is the attempt whose headers were logged. */
     latencyList: z.enum(['last', 'sum']).default('last'),
-    responseHeaders: headerSource.optional(),
-    requestHeaders: headerSource.optional(),
-    /** Values gateways write for "no such header" (nginx `-` or empty, Envoy `-`). */
+    responseHeaders: headerSource.default({}),
+    requestHeaders: headerSource.default({}),
+    /** What gateways write for "no such value" (nginx "", Envoy and HAProxy "-"); JSON null is always absent. */
     absentValues: z.array(z.string()).default(['', '-']),
     maxLineBytes: z.number().int().min(256).default(1024 * 1024),
   })

@@ -35,8 +35,9 @@ export function feedLines(sink: CountingSink, chunks: readonly Buffer[], opts: F
     : sink;
   const splitter = new LineSplitter(opts.maxLineBytes, target, opts.source);
   for (const chunk of chunks) splitter.push(chunk);
-  // The end of the body ends its last line, newline or not.
+  // The end of the body ends its last line, newline or not; and none of its lines may still be held back.
   splitter.flush();
+  sink.drain?.(opts.source);
   const after = counts(sink);
 
   const reasons: Record<string, number> = {};

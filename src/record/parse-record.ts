@@ -1,7 +1,7 @@
 // One JSON line → one GatewayRecord, or the reason it cannot be one. Field paths are compiled once, so the
 // per-line work is JSON.parse plus a handful of property reads — or, from bytes, a scan that reads only
 // those fields (scan-record.ts) and hands the same values to the same conversions.
-import type { Mapping } from './presets.js';
+import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
 import { RecordScanner, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
 export const PARSE_ERROR_REASONS = [
@@ -34,7 +34,7 @@ export type ParseResult = { ok: true; record: GatewayRecord } | { ok: false; rea
 type JsonObject = Record<string, unknown>;
 type Getter = (obj: JsonObject) => unknown;
 
-const UNIT_SECONDS = { s: 1, ms: 1e-3, us: 1e-6 } as const;
+const UNIT_SECONDS = { s: 1, ms: 1e-3, us: 1e-6, ns: 1e-9 } as const;
 const LIST_SEPARATOR = /\s*[,:]\s*/;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})$/;
@@ -78,7 +78,8 @@ interface MinuteCache {
 
 export class RecordParser {
   private readonly time: Getter;
-  private readonly latency: Getter;
+  /** The latency paths, tried in order. */
+  private readonly latency: readonly Getter[];
   private readonly status: Getter;
   private readonly model: Getter;
   private readonly route: Getter;
@@ -90,6 +91,9 @@ export class RecordParser {
   private readonly absentMaxLength: number;
   private readonly readResponse: HeaderReader;
   private readonly readRequest: HeaderReader;
+  /** Whether a parsed line carries a wanted header on each side (format detection only). */
+  private readonly responseCarried: (obj: JsonObject) => boolean;
+  private readonly requestCarried: (obj: JsonObject) => boolean;
   private minute: MinuteCache = { prefix: '', ms: 0 };
   /** The byte-level reader, when the mapping is one it can read exactly (plain top-level keys). */
   private readonly scanner: ScannedFields | undefined;
@@ -97,7 +101,7 @@ export class RecordParser {
   constructor(opts: RecordParserOptions) {
     const m = opts.mapping;
     this.time = compilePath(m.time);
-    this.latency = compilePath(m.latency);
+    this.latency = m.latency.map(compilePath);
     this.status = compilePath(m.status);
     this.model = compilePath(m.model);
     this.route = compilePath(m.route);
@@ -108,6 +112,8 @@ export class RecordParser {
     this.absentMaxLength = Math.max(-1, ...opts.absentValues.map((v) => v.length));
     this.readResponse = this.headerReader(m.responseHeaders, opts.responseHeaderNames);
     this.readRequest = this.headerReader(m.requestHeaders, opts.requestHeaderNames);
+    this.responseCarried = carries(m.responseHeaders, opts.responseHeaderNames);
+    this.requestCarried = carries(m.requestHeaders, opts.requestHeaderNames);
     this.scanner = scannedFields(m, opts);
   }
 
@@ -118,9 +124,16 @@ export class RecordParser {
     } catch {
       return { ok: false, reason: 'invalid_json' };
     }
+    return this.parseValue(obj);
+  }
+
+  /** A line already parsed as JSON (format detection parses each line once for every preset). */
+  parseValue(obj: unknown): ParseResult {
     if (!isObject(obj)) return { ok: false, reason: 'not_object' };
+    let latency: number | ParseErrorReason = 'missing_latency';
+    for (let i = 0; i < this.latency.length && latency === 'missing_latency'; i++) latency = this.latencySeconds((this.latency[i] as Getter)(obj));
     return this.record(
-      this.latency(obj),
+      latency,
       this.timeMs(this.time(obj)),
       this.status(obj),
       this.model(obj),
@@ -138,8 +151,10 @@ export class RecordParser {
   parseBytes(buf: Buffer, start: number, end: number): ParseResult | undefined {
     const f = this.scanner;
     if (f === undefined || !f.scanner.scan(buf, start, end)) return undefined;
+    let latency: number | ParseErrorReason = 'missing_latency';
+    for (let i = 0; i < f.latency.length && latency === 'missing_latency'; i++) latency = this.latencySeconds(this.scanned(f, f.latency[i] as number));
     return this.record(
-      this.scanned(f, f.latency),
+      latency,
       this.scannedTimeMs(f, buf),
       this.scanned(f, f.status),
       this.scanned(f, f.model),
@@ -155,8 +170,16 @@ export class RecordParser {
     return v === TEXT ? f.scanner.text(k) : v;
   }
 
+  /**
+   * Whether the line carries at least one of the wanted headers where this mapping keeps them (any value,
+   * absent ones too): with a latency, what makes a preset "read" a line when the format is detected.
+   */
+  carriesHeaders(obj: unknown): boolean {
+    return isObject(obj) && (this.responseCarried(obj) || this.requestCarried(obj));
+  }
+
   private record(
-    latencyValue: unknown,
+    latency: number | ParseErrorReason,
     timeMs: number | undefined | null,
     statusValue: unknown,
     modelValue: unknown,
@@ -165,7 +188,6 @@ export class RecordParser {
     responseHeaders: Record<string, string> | undefined,
     requestHeaders: Record<string, string> | undefined,
   ): ParseResult {
-    const latency = this.latencySeconds(latencyValue);
     if (typeof latency === 'string') return { ok: false, reason: latency };
     if (timeMs === null) return { ok: false, reason: 'bad_timestamp' };
     return {
@@ -200,15 +222,15 @@ export class RecordParser {
       }
     }
     if (same) return side.lastHeaders;
-    const flat = side.group === undefined;
-    let carried = !flat;
+    // A header object is carried when it is there; flat fields when any of them is (or always, for a log
+    // that leaves out the key of a header not sent).
+    let carried = side.group !== undefined || side.omitsMissing;
     const out: Record<string, string> = {};
     for (let i = 0; i < slots.length; i++) {
       const v = last[i];
       if (v === undefined) continue;
       carried = true;
-      // Flat fields: the gateway's "no value" spellings mean "no header"; in an object "" is a header.
-      const value = this.headerValue(v, flat);
+      const value = this.headerValue(v);
       if (value !== undefined) out[side.names[i] as string] = value;
     }
     side.hasLast = true;
@@ -329,9 +351,11 @@ export class RecordParser {
     return Number.isInteger(n) ? n : undefined;
   }
 
+  /** A label value; a list (Caddy and Kong log header values as arrays) gives its first element. */
   private label(v: unknown): string {
     if (typeof v === 'string') return this.isAbsent(v) ? '' : v;
     if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+    if (Array.isArray(v) && v.length > 0 && !Array.isArray(v[0])) return this.label(v[0]);
     return '';
   }
 
@@ -339,18 +363,24 @@ export class RecordParser {
     return v.length <= this.absentMaxLength && this.absentSet.has(v);
   }
 
-  /** `absent`: whether the gateway's "no value" spellings mean "no header" (flat fields, not a real header object). */
-  private headerValue(v: unknown, absent: boolean): string | undefined {
-    let text: string;
-    if (typeof v === 'string') text = v;
-    else if (typeof v === 'number' || typeof v === 'boolean') text = String(v);
-    // Some gateways log repeated headers as arrays; HTTP combines them with ", " (RFC 9110 §5.3).
-    else if (Array.isArray(v)) text = v.map(String).join(', ');
-    else return undefined;
-    return absent && this.isAbsent(text) ? undefined : text;
+  /**
+   * A header's value, or undefined for no header. The gateway's "no value" spellings mean no header wherever
+   * they sit: nginx logs a missing header as "" and HAProxy as "-", in flat fields and header objects alike.
+   */
+  private headerValue(v: unknown): string | undefined {
+    if (typeof v === 'string') return this.isAbsent(v) ? undefined : v;
+    if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+    if (!Array.isArray(v)) return undefined;
+    // Caddy and Kong log a header's values as an array; HTTP combines them with ", " (RFC 9110 §5.3).
+    let text: string | undefined;
+    for (const item of v) {
+      const one = Array.isArray(item) ? undefined : this.headerValue(item);
+      if (one !== undefined) text = text === undefined ? one : `${text}, ${one}`;
+    }
+    return text;
   }
 
-  private headerReader(where: Mapping['responseHeaders'], names: readonly string[]): HeaderReader {
+  private headerReader(where: HeaderSource, names: readonly string[]): HeaderReader {
     const wanted = new Set(names.map((n) => n.toLowerCase()));
     if (where.path !== undefined) {
       const get = compilePath(where.path);
@@ -362,8 +392,7 @@ export class RecordParser {
         for (const key in headers) {
           const name = nameOf(key);
           if (name === undefined) continue;
-          // A logged header object holds what was sent: "" is an (empty) header, not a missing one.
-          const value = this.headerValue(headers[key], false);
+          const value = this.headerValue(headers[key]);
           if (value === undefined) continue;
           const prior = out[name];
           out[name] = prior === undefined ? value : `${prior}, ${value}`;
@@ -371,22 +400,37 @@ export class RecordParser {
         return out;
       };
     }
-    // Flat fields: nginx `$upstream_http_x_foo` / Envoy keys named prefix + header, dashes as underscores.
-    const prefix = where.prefix ?? '';
-    const fields = [...wanted].map((name) => [name, prefix + name.replaceAll('-', '_')] as const);
+    // Flat fields: nginx `$upstream_http_x_foo`, Envoy `resp_x_foo`, Traefik `downstream_X-Foo`.
+    const fields = [...wanted].map((name) => [name, flatHeaderField(where, name)] as const);
     return (obj) => {
-      let carried = false;
+      // A log that leaves out the key of a header not sent (Traefik) carries its headers on every line.
+      let carried = where.omitsMissing === true;
       const out: Record<string, string> = {};
       for (const [name, field] of fields) {
         if (!(field in obj)) continue;
         carried = true;
-        // nginx logs a missing variable as "", Envoy as "-": both mean "no such header".
-        const value = this.headerValue(obj[field], true);
+        const value = this.headerValue(obj[field]);
         if (value !== undefined) out[name] = value;
       }
       return carried ? out : undefined;
     };
   }
+}
+
+/** Whether a line holds any of `names` (in any case) where `where` keeps headers, whatever the values. */
+function carries(where: HeaderSource, names: readonly string[]): (obj: JsonObject) => boolean {
+  const wanted = names.map((n) => n.toLowerCase());
+  if (where.path === undefined) {
+    const fields = wanted.map((n) => flatHeaderField(where, n));
+    return (obj) => fields.some((f) => f in obj);
+  }
+  const get = compilePath(where.path);
+  return (obj) => {
+    const headers = get(obj);
+    if (!isObject(headers)) return false;
+    for (const key in headers) if (wanted.includes(key.toLowerCase())) return true;
+    return false;
+  };
 }
 
 /** Bounds the header-name cache against logs with endless distinct header names. */
@@ -418,6 +462,8 @@ interface ScannedHeaders {
   slots: number[];
   /** The header object's number in the scan; undefined for flat fields. */
   group: number | undefined;
+  /** Flat fields of a log that leaves out a header not sent: every line carries the side's headers. */
+  omitsMissing: boolean;
   /** The values and the headers of the last line read. */
   last: unknown[];
   hasLast: boolean;
@@ -428,7 +474,8 @@ interface ScannedHeaders {
 interface ScannedFields {
   scanner: RecordScanner;
   time: number;
-  latency: number;
+  /** One slot per latency path, in the order they are tried. */
+  latency: number[];
   status: number;
   model: number;
   route: number;
@@ -439,25 +486,25 @@ interface ScannedFields {
 
 /** The scanner for a mapping, or undefined when a path is nested (a.b) or a key is not plain ASCII. */
 function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | undefined {
-  const paths = [m.time, m.latency, m.status, m.model, m.route, m.cohort];
+  const paths = [m.time, m.status, m.model, m.route, m.cohort, ...m.latency];
   const fields: string[] = [];
   const slot = (key: string): number => {
     const at = fields.indexOf(key);
     return at >= 0 ? at : fields.push(key) - 1;
   };
-  const [time, latency, status, model, route, cohort] = paths.map(slot) as [number, number, number, number, number, number];
+  const [time, status, model, route, cohort] = paths.slice(0, 5).map(slot) as [number, number, number, number, number];
+  const latency = m.latency.map(slot);
   const headerObjects: ScanLayout['headerObjects'][number][] = [];
-  const side = (where: Mapping['responseHeaders'], wantedNames: readonly string[]): ScannedHeaders => {
+  const side = (where: HeaderSource, wantedNames: readonly string[]): ScannedHeaders => {
     const names = [...new Set(wantedNames.map((n) => n.toLowerCase()))];
     const memo = { last: names.map(() => undefined), hasLast: false, lastHeaders: undefined };
     if (where.path !== undefined) {
       paths.push(where.path);
       const group = headerObjects.push({ key: where.path, names }) - 1;
       // The scanner numbers header names after the fields, object by object.
-      return { names, slots: [], group, ...memo };
+      return { names, slots: [], group, omitsMissing: false, ...memo };
     }
-    const prefix = where.prefix ?? '';
-    return { names, slots: names.map((n) => slot(prefix + n.replaceAll('-', '_'))), group: undefined, ...memo };
+    return { names, slots: names.map((n) => slot(flatHeaderField(where, n))), group: undefined, omitsMissing: where.omitsMissing === true, ...memo };
   };
   const response = side(m.responseHeaders, opts.responseHeaderNames);
   const request = side(m.requestHeaders, opts.requestHeaderNames);

@@ -3,7 +3,11 @@ import type { Config } from '../config/schema.js';
 import { thresholds, type Thresholds } from '../metrics/buckets.js';
 import type { Pipeline } from '../pipeline.js';
 import { summarize, type SignalValues } from '../windows/summarize.js';
-import { evaluateAlerts, type AlertVerdict } from './alerts.js';
+import type { PresetName } from '../record/presets.js';
+import { evaluateAlerts, p99Band, type AlertVerdict, type P99Band } from './alerts.js';
+
+/** Status codes listed in topStatusCodes at most. */
+export const TOP_STATUS_CODES = 10;
 
 export interface Report extends SignalValues {
   lines: number;
@@ -17,6 +21,14 @@ export interface Report extends SignalValues {
   optInDefects: Record<string, number>;
   warmupHits: number;
   warmupMisses: number;
+  /** Requests by status class (`2xx` …, `unknown` when the line had no status). */
+  statusClasses: Record<string, number>;
+  /** The most frequent status codes, most frequent first. */
+  topStatusCodes: { code: number; count: number }[];
+  /** Where the p99 sits against the band, decided exactly from the buckets (as the alert is). */
+  p99Band: P99Band;
+  /** Each input (file, or stdin) → the preset it was read with (null: no preset read any of its lines). */
+  input: Record<string, PresetName | null>;
   thresholds: Thresholds & { hitRateTarget: number; warmupEfficiencyTarget: number };
   alerts: AlertVerdict[];
 }
@@ -38,6 +50,10 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     ...values,
     warmupHits: total.warmupHits,
     warmupMisses: total.warmupMisses,
+    statusClasses: byLabel(m.requests.entries(), m.requests.labelNames.indexOf('status_class')),
+    topStatusCodes: topCodes(pipeline.statusCodes ?? []),
+    p99Band: p99Band(m.duration, config),
+    input: pipeline.presets(),
     cachedCount: m.cached.sum(),
     downgrades: byFirstLabel(m.downgrades.entries()),
     throttleModes: byFirstLabel(m.throttleModes.entries()),
@@ -53,10 +69,23 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
 
 /** Sums series by their first label value, sorted by that value for stable output. */
 function byFirstLabel(entries: [readonly string[], number][]): Record<string, number> {
+  return byLabel(entries, 0);
+}
+
+/** Sums series by the value of label `at`, sorted by that value for stable output. */
+function byLabel(entries: [readonly string[], number][], at: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [labels, value] of entries) {
-    const key = labels[0] as string;
+    const key = labels[at] as string;
     out[key] = (out[key] ?? 0) + value;
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** The most frequent codes of a count-per-code array; ties in code order. */
+function topCodes(counts: readonly number[]): { code: number; count: number }[] {
+  return counts
+    .flatMap((count, code) => (count > 0 ? [{ code, count }] : []))
+    .sort((a, b) => b.count - a.count || a.code - b.code)
+    .slice(0, TOP_STATUS_CODES);
 }

@@ -11,18 +11,31 @@ const counts = (o: Record<string, number>) =>
     .map(([k, n]) => `${k || '(none)'} ${n}`)
     .join(', ') || 'none';
 
+const BAND: Record<string, string> = {
+  null: verdict(null),
+  in_band: verdict(true),
+  too_slow: `${verdict(false)}, too slow`,
+  too_fast: `${verdict(false)}, too fast`,
+};
+
+/** Each input with the preset it was read with: "gateway.log nginx-json". */
+function inputs(input: Report['input']): string {
+  const entries = Object.entries(input);
+  if (entries.length === 0) return 'none';
+  return entries.map(([source, preset]) => `${source} ${preset ?? 'not read by any preset'}`).join(', ');
+}
+
 export function formatText(r: Report): string {
   const t = r.thresholds;
   const firing = r.alerts.filter((a) => a.firing).map((a) => a.name);
-  // The band verdict is the exact bucket decision the alert makes, not the sketch's p99 estimate.
-  const inBand = !firing.includes('ZeroPlaneP99DriftOutOfBand');
   const skipped = Object.values(r.parseErrors).reduce((a, b) => a + b, 0);
   const rows: [string, string, string][] = [
     ['hit rate', pct(r.hitRate), `${verdict(r.hitRate === null ? null : r.hitRate >= t.hitRateTarget)} (target ≥ ${pct(t.hitRateTarget, 1)})`],
     [
       'p99 drift',
       signed(r.p99Drift),
-      `${verdict(r.p99Seconds === null ? null : inBand)} (p99 ${ms(r.p99Seconds)}, band ${ms(t.floor)} – ${ms(t.ceiling)})`,
+      // The exact bucket decision the alert makes, not the sketch's p99 estimate.
+      `${BAND[`${r.p99Band}`]} (p99 ${ms(r.p99Seconds)}, band ${ms(t.floor)} – ${ms(t.ceiling)})`,
     ],
     ['degraded', String(r.degradedCount), `${verdict(r.records === 0 ? null : r.degradedCount === 0)} (target 0)`],
     [
@@ -33,10 +46,12 @@ export function formatText(r: Report): string {
   ];
   return [
     `${r.lines} lines, ${r.records} records, ${skipped} skipped${skipped ? ` (${counts(r.parseErrors)})` : ''}; ${r.hits} served by Zero-Plane`,
+    `input: ${inputs(r.input)}`,
     '',
     ...rows.map(([name, value, v]) => `${name.padEnd(20)}${value.padStart(10)}   ${v}`),
     '',
     `latency (Zero-Plane)  p50 ${ms(r.p50Seconds)}  p99 ${ms(r.p99Seconds)}  p99.9 ${ms(r.p999Seconds)}  σ ${ms(r.stddevSeconds)}`,
+    `status: ${counts(r.statusClasses)}; top codes: ${r.topStatusCodes.map((c) => `${c.code} ×${c.count}`).join(', ') || 'none'}`,
     `cached ${r.cachedCount}; downgrades: ${counts(r.downgrades)}`,
     `opt-in header: ${counts(r.optInHeader)}${r.optInHeader.malformed ? ` (defects: ${counts(r.optInDefects)})` : ''}`,
     '',

@@ -8,6 +8,11 @@ export interface LineSink {
   lineBytes?(buf: Buffer, start: number, end: number, source: string): void;
   /** A line longer than the limit was dropped without being buffered whole. */
   oversize(source: string): void;
+  /**
+   * The source has delivered what it has for now (an ingest body ended): a sink that holds lines back (while
+   * it detects their format) counts them.
+   */
+  drain?(source: string): void;
 }
 
 export type SourceErrorReason = 'not_found' | 'permission_denied' | 'read_error';

@@ -5,12 +5,14 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { recordParserFor } from '../../src/pipeline.js';
 import type { RecordParser } from '../../src/record/parse-record.js';
+import { canonicalHeaderName, PRESET_NAMES } from '../../src/record/presets.js';
 import { SignalClassifier } from '../../src/signals/classify.js';
 
-export const PRESETS = ['default', 'nginx-json', 'envoy-json'] as const;
+export const PRESETS = PRESET_NAMES;
+/** A config per preset, named explicitly (input.preset: auto is the pipeline's business, not the parser's). */
 export const configs: Record<string, Config> = {
   ...Object.fromEntries(PRESETS.map((p) => [p, parseConfig(`input:\n  preset: ${p}\n`, 'fuzz.yml')])),
-  'default, latency lists summed, unit s': parseConfig('input:\n  latencyList: sum\n  latencyUnit: s\n', 'fuzz.yml'),
+  'default, latency lists summed, unit s': parseConfig('input:\n  preset: default\n  latencyList: sum\n  latencyUnit: s\n', 'fuzz.yml'),
 };
 
 export function parserFor(config: Config): { parser: RecordParser; classifier: SignalClassifier } {
@@ -31,6 +33,23 @@ export const VALID: Record<string, string[]> = {
   ],
   'envoy-json': [
     '{"start_time":"2024-05-01T12:00:01.123Z","method":"POST","path":"/v1/messages","duration":180,"response_code":200,"route_name":"messages","model":"claude-3","resp_x_anthropic_layer_id":"zero-plane-v1","resp_x_anthropic_delay_profile":"warmup=hit, mode=adaptive","resp_x_anthropic_cached":"-","resp_x_anthropic_downgrade_reason":"-","req_x_anthropic_experimental":" zero-plane-2024"}',
+    '{"start_time":"2024-05-01T12:00:02.000Z","duration":612,"response_code":429,"route_name":"messages","model":null,"resp_x_anthropic_layer_id":null,"resp_x_anthropic_delay_profile":"mode=strict","resp_x_anthropic_cached":null,"resp_x_anthropic_downgrade_reason":"context_too_long","req_x_anthropic_experimental":null}',
+  ],
+  'caddy-json': [
+    '{"level":"info","ts":1714564801.123456,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"41342","proto":"HTTP/1.1","method":"POST","host":"llm.example","uri":"/v1/messages","headers":{"X-Model":["claude-3"],"X-Cohort":["canary"],"X-Anthropic-Experimental":["zero-plane-2024"],"Content-Type":["application/json"]}},"user_id":"","duration":0.180123,"size":271,"status":200,"resp_headers":{"X-Anthropic-Layer-Id":["zero-plane-v1"],"X-Anthropic-Delay-Profile":["warmup=hit, degraded=?0, mode=balanced"],"Server":["Caddy"],"Content-Type":[]}}',
+    '{"level":"error","ts":1714564802.5,"msg":"handled request","request":{"uri":"/v1/local","headers":{"User-Agent":["curl/8"]}},"duration":0.000015,"status":429,"resp_headers":{"Server":["Caddy"]}}',
+  ],
+  'haproxy-json': [
+    '{"accept_ts":"1714564801.123","ta_ms":"180","status":"200","path":"/v1/messages","capture_req_x_model":"claude-3","capture_req_x_cohort":"-","capture_req_x_anthropic_experimental":"zero-plane-2024","capture_res_x_anthropic_layer_id":"zero-plane-v1","capture_res_x_anthropic_delay_profile":"warmup=miss, degraded=?1, mode=strict","capture_res_x_anthropic_cached":"-","capture_res_x_anthropic_downgrade_reason":"-"}',
+    '{"accept_ts":"1714564802.044","ta_ms":"0","status":"429","path":"/v1/local","capture_req_x_model":"-","capture_req_x_cohort":"-","capture_req_x_anthropic_experimental":"zero-plane-2024\\u200b","capture_res_x_anthropic_layer_id":"-","capture_res_x_anthropic_delay_profile":"-","capture_res_x_anthropic_cached":"-","capture_res_x_anthropic_downgrade_reason":"-"}',
+  ],
+  'kong-json': [
+    '{"response":{"size":271,"headers":{"content-type":"application/json","x-anthropic-layer-id":"zero-plane-v1","x-anthropic-delay-profile":"warmup=hit, degraded=?0, mode=balanced","x-kong-upstream-latency":"178","x-kong-proxy-latency":"1"},"status":200},"route":{"name":"anthropic-messages","paths":["/v1/messages"]},"request":{"headers":{"x-model":"claude-3","x-anthropic-experimental":"zero-plane-2024","host":"llm.example"},"uri":"/v1/messages","method":"POST"},"upstream_uri":"/v1/messages","started_at":1714564801123,"source":"upstream","upstream_status":"200","latencies":{"kong":1,"proxy":178,"request":180,"receive":1}}',
+    '{"response":{"headers":{"x-anthropic-layer-id":["zero-plane-v1","zero-plane-v1"]},"status":503},"request":{"headers":{"x-anthropic-experimental":["Zero-Plane-2024"]}},"started_at":1714564802000,"latencies":{"kong":0,"proxy":-1,"request":2}}',
+  ],
+  'traefik-json': [
+    '{"ClientHost":"10.0.3.36","DownstreamContentSize":271,"DownstreamStatus":200,"Duration":180123456,"OriginDuration":178000000,"OriginStatus":200,"RequestMethod":"POST","RequestPath":"/v1/messages","RetryAttempts":0,"RouterName":"llm@file","StartUTC":"2024-05-01T12:00:01.123456789Z","downstream_X-Anthropic-Layer-Id":"zero-plane-v1","downstream_X-Anthropic-Delay-Profile":"warmup=hit, degraded=?0, mode=adaptive","request_X-Anthropic-Experimental":"zero-plane-2024","request_X-Model":"claude-3","entryPointName":"web","level":"info","msg":"","time":"2024-05-01T12:00:01Z"}',
+    '{"DownstreamStatus":429,"Duration":126189,"OriginStatus":0,"RouterName":"llm@file","StartUTC":"2024-05-01T12:00:02Z","request_X-Anthropic-Experimental":"zero-plane-2024 ","level":"info","msg":""}',
   ],
 };
 VALID['default, latency lists summed, unit s'] = VALID.default as string[];
@@ -44,6 +63,9 @@ export const HEADER_NAMES = [
   'x-anthropic-experimental',
   'content-type',
 ];
+/** The flat header fields of every preset, for the header names above. */
+const flat = (prefix: string, style: 'underscore' | 'canonical') =>
+  HEADER_NAMES.map((h) => prefix + (style === 'canonical' ? canonicalHeaderName(h) : h.toLowerCase().replaceAll('-', '_')));
 export const FIELD_NAMES = [
   'ts',
   'latency_ms',
@@ -60,10 +82,23 @@ export const FIELD_NAMES = [
   'duration',
   'response_code',
   'route_name',
-  ...HEADER_NAMES.map((h) => `upstream_http_${h.toLowerCase().replaceAll('-', '_')}`),
-  ...HEADER_NAMES.map((h) => `http_${h.toLowerCase().replaceAll('-', '_')}`),
-  ...HEADER_NAMES.map((h) => `resp_${h.toLowerCase().replaceAll('-', '_')}`),
-  ...HEADER_NAMES.map((h) => `req_${h.toLowerCase().replaceAll('-', '_')}`),
+  'upstream_response_time',
+  'accept_ts',
+  'ta_ms',
+  'path',
+  'started_at',
+  'StartUTC',
+  'Duration',
+  'DownstreamStatus',
+  'RouterName',
+  ...flat('upstream_http_', 'underscore'),
+  ...flat('http_', 'underscore'),
+  ...flat('resp_', 'underscore'),
+  ...flat('req_', 'underscore'),
+  ...flat('capture_req_', 'underscore'),
+  ...flat('capture_res_', 'underscore'),
+  ...flat('request_', 'canonical'),
+  ...flat('downstream_', 'canonical'),
 ];
 
 /** Values a gateway might put in a field: numbers of every kind, number-like and time-like text, headers. */
@@ -75,12 +110,23 @@ export const fieldValue = fc.oneof(
   fc.constantFrom('zero-plane-v1', 'zero-plane-v', 'ZERO-PLANE-V1', 'warmup=hit, degraded=?1, mode=strict', 'degraded=?1;a', 'warmup=', 'zero-plane-2024', '\u200bzero-plane-2024', 'Zero-Plane-2024 '),
   fc.string({ unit: 'binary', maxLength: 40 }),
 );
-export const headerObject = fc.dictionary(fc.oneof(fc.constantFrom(...HEADER_NAMES), fc.string({ maxLength: 12 })), fieldValue, { maxKeys: 6 });
+export const headerObject = fc.dictionary(
+  fc.oneof(fc.constantFrom(...HEADER_NAMES, 'X-Model', 'x-model', 'X-Cohort'), fc.string({ maxLength: 12 })),
+  // Caddy and Kong log a header's values as an array.
+  fc.oneof(fieldValue, fc.array(fieldValue, { maxLength: 3 })),
+  { maxKeys: 6 },
+);
 export const recordLike = fc.record(
   {
     ...Object.fromEntries(FIELD_NAMES.map((k) => [k, fieldValue])),
     response_headers: fc.oneof(headerObject, fieldValue),
     request_headers: fc.oneof(headerObject, fieldValue),
+    resp_headers: fc.oneof(headerObject, fieldValue),
+    // Caddy's and Kong's nested shapes.
+    request: fc.oneof(fc.record({ headers: fc.oneof(headerObject, fieldValue), uri: fieldValue }, { requiredKeys: [] }), fieldValue),
+    response: fc.oneof(fc.record({ headers: fc.oneof(headerObject, fieldValue), status: fieldValue }, { requiredKeys: [] }), fieldValue),
+    latencies: fc.oneof(fc.record({ request: fieldValue, proxy: fieldValue }, { requiredKeys: [] }), fieldValue),
+    route: fc.oneof(fc.record({ name: fieldValue }, { requiredKeys: [] }), fieldValue),
   },
   { requiredKeys: [] },
 );

@@ -1,0 +1,208 @@
+// Real gateways (Debian's nginx, Caddy and HAProxy) started on 127.0.0.1 as reverse proxies in front of an
+// upstream, each logging with the block the README shows for it: the block is read from README.md here, so
+// the documentation and the test cannot drift apart. Each gateway also answers one path itself
+// (LOCAL_ANSWER_PATH, a 429), as a rate limit would. Processes are stopped by their own pid.
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { requireBinary } from './binaries.js';
+import { freePort } from './processes.js';
+
+export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+/** Answered by the gateway itself with a 429, never sent upstream. */
+export const LOCAL_ANSWER_PATH = '/v1/local-answer';
+
+/** The first fenced block of language `lang` after the README heading that starts with `heading`. */
+export function readmeBlock(heading: string, lang: string): string {
+  const text = readFileSync(README, 'utf8');
+  const at = text.split('\n').findIndex((line) => line.startsWith(heading));
+  if (at < 0) throw new Error(`README.md has no heading "${heading}"`);
+  const rest = text.split('\n').slice(at + 1);
+  const open = rest.findIndex((line) => line === `\`\`\`${lang}`);
+  const nextHeading = rest.findIndex((line) => /^#{1,3} /.test(line));
+  if (open < 0 || (nextHeading >= 0 && nextHeading < open)) throw new Error(`README.md: no \`\`\`${lang} block under "${heading}"`);
+  const close = rest.findIndex((line, i) => i > open && line === '```');
+  return rest.slice(open + 1, close).join('\n');
+}
+
+/** `block` with the README's example log path replaced by `logPath`; throws when the path is not in it. */
+function withLogPath(block: string, readmePath: string, logPath: string): string {
+  if (!block.includes(readmePath)) throw new Error(`the README block does not write to ${readmePath}:\n${block}`);
+  return block.replaceAll(readmePath, logPath);
+}
+
+export interface Gateway {
+  name: 'nginx' | 'caddy' | 'haproxy';
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** The gateway's access log, as its README block writes it. */
+  logPath: string;
+  /** What the gateway printed (stderr, and stdout where it is not the log). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+interface Started {
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `bin` and resolves once `port` accepts connections (a bare connect: no request, so nothing is logged). */
+async function startListening(bin: string, args: string[], port: number, opts: { stdout?: number; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Started> {
+  const child = spawn(bin, args, { stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe'], env: opts.env ?? process.env });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const started: Started = {
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(killer);
+      }
+    },
+  };
+  const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${bin} exited with ${child.exitCode}:\n${out}`);
+    if (await accepts(port)) return started;
+    if (Date.now() > deadline) {
+      await started.stop();
+      throw new Error(`${bin} not listening on ${port}:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export interface Nginx extends Gateway {
+  /** `nginx -s reopen`: the master reopens its logs (after the log was renamed away). */
+  reopen(): void;
+}
+
+/** nginx with the README's log_format and access_log in its http block; prefix, pid and temp paths under `dir`. */
+export async function startNginx(dir: string, upstream: string): Promise<Nginx> {
+  const bin = requireBinary('nginx');
+  const port = await freePort();
+  const logPath = join(dir, 'llm.jsonl');
+  for (const t of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, `tmp-${t}`), { recursive: true });
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    [
+      // Workers would run as nobody and could not write the temp paths of a private test directory.
+      process.getuid?.() === 0 ? 'user root;' : '',
+      'worker_processes 1;',
+      `pid ${join(dir, 'nginx.pid')};`,
+      `error_log ${join(dir, 'error.log')} notice;`,
+      'events { worker_connections 64; }',
+      'http {',
+      ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t === 'body' ? 'client_body' : t}_temp_path ${join(dir, `tmp-${t}`)};`),
+      withLogPath(readmeBlock('### nginx', 'nginx'), '/var/log/nginx/llm.jsonl', logPath),
+      '  server {',
+      `    listen 127.0.0.1:${port};`,
+      `    location = ${LOCAL_ANSWER_PATH} { return 429; }`,
+      `    location / { proxy_pass http://${upstream}; }`,
+      '  }',
+      '}',
+    ].join('\n'),
+  );
+  const args = ['-p', dir, '-c', conf];
+  const started = await startListening(bin, [...args, '-g', 'daemon off;'], port);
+  return {
+    name: 'nginx',
+    url: `http://127.0.0.1:${port}`,
+    logPath,
+    output: () => `${started.output()}${safeRead(join(dir, 'error.log'))}`,
+    stop: () => started.stop(),
+    reopen() {
+      const r = spawnSync(bin, [...args, '-s', 'reopen'], { encoding: 'utf8', timeout: 10_000 });
+      if (r.status !== 0) throw new Error(`nginx -s reopen failed: ${r.stderr}`);
+    },
+  };
+}
+
+/** Caddy with the README's `log` block in its site block; admin off, its data and config under `dir`. */
+export async function startCaddy(dir: string, upstream: string): Promise<Gateway> {
+  const bin = requireBinary('caddy');
+  const port = await freePort();
+  const logPath = join(dir, 'llm.jsonl');
+  const caddyfile = join(dir, 'Caddyfile');
+  writeFileSync(
+    caddyfile,
+    [
+      '{',
+      '\tadmin off',
+      '}',
+      `http://127.0.0.1:${port} {`,
+      '\tbind 127.0.0.1',
+      withLogPath(readmeBlock('### Caddy', 'caddyfile'), '/var/log/caddy/llm.jsonl', logPath),
+      `\trespond ${LOCAL_ANSWER_PATH} 429`,
+      `\treverse_proxy ${upstream}`,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const env = { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') };
+  const started = await startListening(bin, ['run', '--config', caddyfile, '--adapter', 'caddyfile'], port, { env });
+  return { name: 'caddy', url: `http://127.0.0.1:${port}`, logPath, output: started.output, stop: started.stop };
+}
+
+/** HAProxy with the README's frontend lines; its standard output (the log) appended to the log file. */
+export async function startHaproxy(dir: string, upstream: string): Promise<Gateway> {
+  const bin = requireBinary('haproxy');
+  const port = await freePort();
+  const logPath = join(dir, 'llm.jsonl');
+  const cfg = join(dir, 'haproxy.cfg');
+  const lines = readmeBlock('### HAProxy', 'haproxy').split('\n');
+  writeFileSync(
+    cfg,
+    [
+      'defaults',
+      '  mode http',
+      '  timeout connect 5s',
+      '  timeout client 30s',
+      '  timeout server 30s',
+      'frontend llm',
+      `  bind 127.0.0.1:${port}`,
+      ...lines.map((l) => `  ${l}`),
+      `  http-request return status 429 if { path ${LOCAL_ANSWER_PATH} }`,
+      '  default_backend upstream',
+      'backend upstream',
+      `  server s1 ${upstream}`,
+      '',
+    ].join('\n'),
+  );
+  const check = spawnSync(bin, ['-c', '-f', cfg], { encoding: 'utf8' });
+  if (check.status !== 0) throw new Error(`haproxy -c rejected the README's lines:\n${check.stdout}${check.stderr}`);
+  const fd = openSync(logPath, 'a');
+  try {
+    const started = await startListening(bin, ['-f', cfg, '-db'], port, { stdout: fd });
+    return { name: 'haproxy', url: `http://127.0.0.1:${port}`, logPath, output: started.output, stop: started.stop };
+  } finally {
+    closeSync(fd); // the child has its own copy
+  }
+}
+
+function safeRead(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
