@@ -78,8 +78,9 @@ describe('LoadGenerator', () => {
 
     const lines = await records(logPath);
     expect(lines.length).toBeGreaterThanOrEqual(50); // ~100 due; generous, so a busy machine cannot fail it
-    expect(lines.length).toBeLessThanOrEqual(Math.ceil((elapsed / 1000) * 50) + 1);
-    expect(gen.stats).toMatchObject({ sent: lines.length, completed: lines.length, errors: 0, dropped: 0 });
+    // A request due while every slot is busy (a loaded machine) is dropped, not sent late: sent + dropped ≤ due.
+    expect(lines.length + gen.stats.dropped).toBeLessThanOrEqual(Math.ceil((elapsed / 1000) * 50) + 1);
+    expect(gen.stats).toMatchObject({ sent: lines.length, completed: lines.length, errors: 0 });
     expect(Object.values(gen.stats.byStatus).reduce((a, b) => a + b, 0)).toBe(lines.length);
 
     for (const l of lines) {

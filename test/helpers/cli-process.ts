@@ -86,3 +86,8 @@ export function sample(text: string, series: string): number | undefined {
   }
   return undefined;
 }
+
+/** serve's start-up warning that the gate webhook is open (no token, no basic auth): expected in tests that set neither. */
+export function isOpenWebhookWarning(entry: Record<string, unknown>): boolean {
+  return entry.level === 'warn' && String(entry.msg).includes('gate webhook accepts alerts from anyone');
+}
