@@ -114,9 +114,9 @@ export function diagnosticsDashboard(config: Config) {
       flagStat({
         title: 'Exporter scraped',
         description:
-          `Whether Prometheus can scrape each exporter instance: up{${config.pack.exporterSelector}}, the series ` +
-          'ZeroPlaneExporterDown alerts on (pack.exporterSelector).',
-        queries: [{ expr: `up{${[config.pack.exporterSelector, 'job=~"$job"'].filter((m) => m.trim() !== '').join(', ')}}`, legend: '{{instance}}' }],
+          `Whether Prometheus can scrape each exporter instance: up{${config.pack.selector}}, the series ` +
+          'ZeroPlaneExporterDown alerts on (pack.selector).',
+        queries: [{ expr: `up{${[config.pack.selector, 'job=~"$job"'].filter((m) => m.trim() !== '').join(', ')}}`, legend: '{{instance}}' }],
         noValue: 'No target',
         zero: { text: 'DOWN', color: 'red' },
         one: { text: 'up', color: 'green' },
