@@ -12,6 +12,7 @@ import { defaultConfig } from '../src/config/schema.js';
 import { alertSpecs } from '../src/pack/alert-specs.js';
 import { groupingOf } from '../src/pack/grouping.js';
 import { ALERT_NAMES, MORE_ALERT_NAMES, ruleGroups } from '../src/pack/rules.js';
+import { renderMixin } from '../src/pack/mixin.js';
 import { renderPack } from '../src/pack/write-pack.js';
 import { renderDashboards } from '../src/dashboards/render-dashboards.js';
 import { requireBinary } from './helpers/binaries.js';
@@ -33,10 +34,11 @@ describe('alerting pack', () => {
 
   it('`generate --out DIR` writes the same files', () => {
     const dir = tempDir('zp-pack-');
-    const r = runCli(['generate', '--out', dir, `--dashboards.out=${join(dir, 'dashboards')}`, '--log.level=warn']);
+    const r = runCli(['generate', '--out', dir, `--dashboards.out=${join(dir, 'dashboards')}`, `--mixin.out=${join(dir, 'mixin')}`, '--log.level=warn']);
     expect(r.code).toBe(0);
     for (const [file, content] of renderPack(defaultConfig())) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
     for (const [file, content] of renderDashboards(defaultConfig())) expect(readFileSync(join(dir, 'dashboards', file), 'utf8')).toBe(content);
+    for (const [file, content] of renderMixin(defaultConfig())) expect(readFileSync(join(dir, 'mixin', file), 'utf8')).toBe(content);
   });
 
   it('promtool check rules accepts the rules, plain and as a PrometheusRule, with lint fatal', () => {

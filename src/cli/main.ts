@@ -57,9 +57,14 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'generate': {
         noPositionals(flags, command);
-        const [{ writePack }, { writeDashboards }] = await Promise.all([import('../pack/write-pack.js'), import('../dashboards/render-dashboards.js')]);
+        const [{ writePack }, { writeDashboards }, { writeMixin }] = await Promise.all([
+          import('../pack/write-pack.js'),
+          import('../dashboards/render-dashboards.js'),
+          import('../pack/mixin.js'),
+        ]);
         for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
         for (const path of writeDashboards(config, flagString(flags, 'dashboards.out') as string)) log.info('wrote', { path });
+        for (const path of writeMixin(config, flagString(flags, 'mixin.out') as string)) log.info('wrote', { path });
         return 0;
       }
       case 'serve': {

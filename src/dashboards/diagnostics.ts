@@ -14,15 +14,14 @@ import {
   timeseriesPanel,
   type Section,
 } from './panels.js';
-import { groupingOf } from '../pack/grouping.js';
+import { groupingOf, type Grouping } from '../pack/grouping.js';
 import { FILTERS, increase, own, RANGE, rate, ratioOfRates, rawSignal } from './queries.js';
 import { pct, TAGS } from './shared.js';
 
 export const DIAGNOSTICS_UID = 'zero-plane-diagnostics';
 
-export function diagnosticsDashboard(config: Config) {
+export function diagnosticsDashboard(config: Config, g: Grouping = groupingOf(config)) {
   const h = config.headers;
-  const g = groupingOf(config);
   const w = formatDuration(config.pack.rateWindow);
   const all = FILTERS;
   const jobOnly = 'The counter has no model, route or cohort label: those filters do not apply.';
@@ -116,7 +115,7 @@ export function diagnosticsDashboard(config: Config) {
       flagStat({
         title: 'Exporter scraped',
         description:
-          `Whether Prometheus can scrape each exporter instance: up{${config.pack.selector}}, the series ` +
+          `Whether Prometheus can scrape each exporter instance: up{${g.selector}}, the series ` +
           'ZeroPlaneExporterDown alerts on (pack.selector).',
         queries: [{ expr: own(g, 'up', []), legend: '{{instance}}' }],
         noValue: 'No target',

@@ -13,17 +13,16 @@ import {
   timeseriesPanel,
   type Section,
 } from './panels.js';
-import { groupingOf } from '../pack/grouping.js';
+import { groupingOf, type Grouping } from '../pack/grouping.js';
 import { nonCanaryCohortRegex } from '../pack/rules.js';
 import { FILTERS, own, P99_TAIL, rate, ratioOfRates } from './queries.js';
 import { bandSteps, describeBand, pct, TAGS } from './shared.js';
 
 export const LATENCY_UID = 'zero-plane-latency';
 
-export function latencyDashboard(config: Config) {
+export function latencyDashboard(config: Config, g: Grouping = groupingOf(config)) {
   const s = config.signals;
   const t = thresholds(s);
-  const g = groupingOf(config);
   const all = FILTERS;
   const bucket = 'zero_plane_request_duration_seconds_bucket';
   const count = 'zero_plane_request_duration_seconds_count';

@@ -6,7 +6,7 @@ import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
 import { alertSpecs } from '../pack/alert-specs.js';
 import { renderCondition, type SignalRef } from '../pack/conditions.js';
-import { by, groupingOf, on } from '../pack/grouping.js';
+import { by, groupingOf, on, type Grouping } from '../pack/grouping.js';
 import { burnPairs, exhaustion, slos, sloWindows } from '../pack/slos.js';
 import {
   barGaugePanel,
@@ -29,10 +29,9 @@ import { bandSteps, describeBand, pct, TAGS } from './shared.js';
 
 export const OVERVIEW_UID = 'zero-plane-overview';
 
-export function overviewDashboard(config: Config) {
+export function overviewDashboard(config: Config, g: Grouping = groupingOf(config)) {
   const s = config.signals;
   const t = thresholds(s);
-  const g = groupingOf(config);
   const window = config.pack.rateWindow;
   const w = formatDuration(window);
   const group = g.labelWords;

@@ -342,16 +342,12 @@ export interface VariableQuery {
  * from the exporter's build info under pack.selector), `instance`, then model, route and cohort.
  */
 export function variableQueries(g: Grouping): VariableQuery[] {
-  const info = (matchers: string[], label: string) => `label_values(zero_plane_exporter_build_info{${[g.selector, ...matchers].join(', ')}}, ${label})`;
-  const groupVars = g.labels.map((label, i) => ({
-    name: label,
-    query: info(g.labels.slice(0, i).map((l) => `${l}=~"$${l}"`), label),
-    allValue: '.+' as const,
-  }));
+  const info = (matchers: string, label: string) => `label_values(zero_plane_exporter_build_info{${g.selector}${matchers}}, ${label})`;
+  const groupVars = g.labels.map((label, i) => ({ name: label, query: info(g.previousVariableMatchers(i), label), allValue: '.+' as const }));
   const requests = (filters: Filter[], label: string) => `label_values(${own(g, 'zero_plane_requests_total', filters)}, ${label})`;
   return [
     ...groupVars,
-    { name: 'instance', query: info([g.variableMatchers], 'instance'), allValue: '.+' },
+    { name: 'instance', query: info(`, ${g.variableMatchers}`, 'instance'), allValue: '.+' },
     { name: 'model', query: requests([], 'model'), allValue: '.*' },
     { name: 'route', query: requests(['model'], 'route'), allValue: '.*' },
     { name: 'cohort', query: requests(['model', 'route'], 'cohort'), allValue: '.*' },

@@ -22,6 +22,8 @@ export interface Grouping {
   variableMatchers: string;
   /** Dashboards: the group in a legend, `{{cluster}} {{namespace}} {{job}}`. */
   legend: string;
+  /** Dashboards: `, cluster=~"$cluster"` for the variable of label `i`, narrowed by the labels before it. */
+  previousVariableMatchers(i: number): string;
 }
 
 export function grouping(labels: readonly string[], selector: string): Grouping {
@@ -35,6 +37,7 @@ export function grouping(labels: readonly string[], selector: string): Grouping 
     selector,
     variableMatchers: labels.map((l) => `${l}=~"$${l}"`).join(', '),
     legend: labels.map((l) => `{{${l}}}`).join(' '),
+    previousVariableMatchers: (i) => labels.slice(0, i).map((l) => `, ${l}=~"$${l}"`).join(''),
   };
 }
 
@@ -43,7 +46,7 @@ export function groupingOf(config: Config): Grouping {
 }
 
 /** `@@by@@`, …: what the mixin's jsonnet replaces (mixin/mixin.libsonnet lists the same names). */
-export const TOKEN = (name: keyof Omit<Grouping, 'labels'> | 'label') => `@@${name}@@`;
+export const TOKEN = (name: keyof Omit<Grouping, 'labels' | 'previousVariableMatchers'> | 'label' | 'previous' | 'runbookUrl') => `@@${name}@@`;
 
 /** A Grouping whose every string is a token: the pack rendered with it is the mixin's template. */
 export function templateGrouping(): Grouping {
@@ -57,6 +60,7 @@ export function templateGrouping(): Grouping {
     selector: TOKEN('selector'),
     variableMatchers: TOKEN('variableMatchers'),
     legend: TOKEN('legend'),
+    previousVariableMatchers: () => TOKEN('previous'),
   };
 }
 
