@@ -141,7 +141,7 @@ describe('promtool unit tests of alerts/zero-plane.rules.yml', () => {
       'P0 quiet with degraded alone',
       'P0 quiet on a healthy series',
       'a quiet window with one slow and one degraded request pages no one',
-      'the same at volume fires the P0, which keeps firing 10m after the condition ends',
+      'the same at volume fires the P0, which keeps firing 5m after the condition ends',
     ]) {
       expect(names).toContain(n);
     }

@@ -277,11 +277,12 @@ export const packSchema = z
     /** ZeroPlaneLogSourceStalled: no new record for this long; ZeroPlaneRequestsStopped: no request counted for this long. */
     stalledAfter: duration.default(600_000),
     /**
-     * keep_firing_for of the alerts on a 5 m window (band, P0, canary, hit rate, degraded, warm-up): a window
-     * that dips under its threshold or its minRequests for a moment does not resolve the alert, so one
-     * incident is one notification, not a resolve and a second page (Prometheus >= 2.42).
+     * keep_firing_for of the alerts on the rate window (band, P0, canary, hit rate, degraded, warm-up, opt-in,
+     * parse errors): a window that dips under its threshold or its minRequests for a moment does not resolve
+     * the alert, so one incident is one page, not a resolve and a second page (Prometheus >= 2.42). The
+     * gate resumes non-core calls this long after the P0's condition clears.
      */
-    keepFiringFor: forDuration.default(600_000),
+    keepFiringFor: forDuration.default(300_000),
     for: forSchema.default(() => forSchema.parse({})),
   })
   .strict();

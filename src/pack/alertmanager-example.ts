@@ -8,11 +8,11 @@ import { P0_ALERT } from './alert-specs.js';
 import { SLO_ALERTS } from './slos.js';
 
 /**
- * What the P0 mutes for the same aggregation group: the two warnings it subsumes, and the two pages the
- * same incident would otherwise add. When the whole group's p99 is above the ceiling, a canary cohort's
- * is too (the canary is not the cause: without this, ZeroPlaneCanaryRollback paged a second time 10 min
- * into a P0, live on Alertmanager 0.25), and the latency budget burns with it (another page once the
- * 1 h window passes its factor).
+ * What the P0 mutes for the same aggregation group: the two warnings it subsumes, and the canary and
+ * latency-budget alerts of the same incident. When the whole group's p99 is above the ceiling, a canary
+ * cohort's is too: the canary is not the cause, and rolling it back fixes nothing (live on Alertmanager
+ * 0.25 with the old example, ZeroPlaneCanaryRollback paged a second time 8 min into a P0); the latency
+ * budget burns with it.
  */
 export const P0_INHIBITS = ['ZeroPlaneP99DriftOutOfBand', 'ZeroPlaneDegradedRequests', 'ZeroPlaneCanaryRollback', SLO_ALERTS.latency] as const;
 
@@ -33,42 +33,43 @@ export function alertmanagerExample(config: Config): string {
   const g = config.gate;
   const a = config.alertmanager;
   const r = receivers(config);
-  const groupBy = `[${['alertname', ...config.pack.aggregationLabels].join(', ')}]`;
-  const equal = `[${config.pack.aggregationLabels.join(', ')}]`;
+  const labels = config.pack.aggregationLabels.join(', ');
   return `# Example Alertmanager routing for the zero-plane-exporter alerting pack (Alertmanager >= 0.25).
 # Merge its routes, inhibit rules and receivers into your config. Every place to fill in is marked
 # FILL IN; \`generate\` writes them from the exporter config (alertmanager.*, pack.aggregationLabels).
 #
 # One incident pages once:
-# - alerts are grouped by name and the aggregation labels ${equal}: one notification per group, sent
-#   again only after repeat_interval (${formatDuration(a.repeatInterval)}) while it fires unchanged;
-# - the P0 mutes what it already says for the same group: the band and degraded warnings, and the
-#   canary and latency-budget pages the same incident would add;
+# - every page (severity critical) of one [${labels}] is one PagerDuty incident: the pager route groups
+#   by those labels only, so a canary rollback or an SLO burn that joins a firing P0 updates the same
+#   incident (same dedup_key) instead of opening another; a firing group is sent again only after
+#   repeat_interval (${formatDuration(a.repeatInterval)}), which PagerDuty folds into the open incident too;
+# - the P0 mutes what it already says for the same [${labels}]: the band and degraded warnings, and the
+#   canary and latency-budget alerts of the same incident;
 # - an SLO's burn-rate page mutes its ticket;
 # - the alerts keep firing through a brief dip (keep_firing_for in the rules), so a dip is not a
 #   resolve followed by a second page.
 route:
   receiver: ${r.chat}
-  group_by: ${groupBy}
+  group_by: [alertname, ${labels}]
   group_wait: 30s
   group_interval: 5m
   repeat_interval: ${formatDuration(a.repeatInterval)}
   routes:
-    # The P0 pages, and (continue) also reaches the exporter's load-shedding gate.
-    - matchers: ['${g.pauseLabel}="${g.pauseValue}"']
+    # Pages: one alert group, so one PagerDuty incident, per [${labels}]. continue: the P0 also reaches
+    # the gate below.
+    - matchers: ['severity="critical"']
       receiver: ${r.pager}
+      group_by: [${labels}]
       group_wait: 10s
       continue: true
     # The gate pauses non-core calls while the P0 fires and resumes when it resolves (send_resolved),
     # so it gets every change quickly and a reminder often: a restarted exporter re-learns the state.
     - matchers: ['${g.pauseLabel}="${g.pauseValue}"']
       receiver: ${r.gate}
+      group_by: [alertname, ${labels}]
       group_wait: 0s
       group_interval: 10s
       repeat_interval: 5m
-    - matchers: ['severity="critical"']
-      receiver: ${r.pager}
-      group_wait: 10s
     - matchers: ['severity="warning"']
       receiver: ${r.chat}
 
@@ -77,11 +78,11 @@ inhibit_rules:
   - source_matchers: ['alertname="${P0_ALERT}"']
     target_matchers:
       - 'alertname=~"${P0_INHIBITS.join('|')}"'
-    equal: ${equal}
+    equal: [${labels}]
   # A burn-rate page (severity critical) mutes the ticket (severity warning) of the same SLO and group.
   - source_matchers: ['alertname=~"${BURN_ALERTS}"', 'severity="critical"']
     target_matchers: ['alertname=~"${BURN_ALERTS}"', 'severity="warning"']
-    equal: [alertname, ${config.pack.aggregationLabels.join(', ')}]
+    equal: [alertname, ${labels}]
 
 receivers:
   - name: ${r.pager}
@@ -89,10 +90,10 @@ receivers:
       # FILL IN: a file holding the routing (integration) key of a PagerDuty Events API v2 service.
       - routing_key_file: ${a.pager.routingKeyFile}
         send_resolved: true
-        severity: '{{ if eq .CommonLabels.priority "P0" }}critical{{ else }}error{{ end }}'
-        description: '{{ .CommonLabels.alertname }}: {{ .CommonAnnotations.summary }}'
+        severity: critical
+        description: '{{ .Status | toUpper }} {{ range .Alerts.Firing }}{{ .Labels.alertname }} {{ end }}for{{ range .GroupLabels.SortedPairs }} {{ .Name }}={{ .Value }}{{ end }}'
         links:
-          - href: '{{ .CommonAnnotations.runbook_url }}'
+          - href: '{{ (index .Alerts 0).Annotations.runbook_url }}'
             text: runbook
   - name: ${r.chat}
     slack_configs:

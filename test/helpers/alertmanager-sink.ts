@@ -8,6 +8,12 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { freePort } from './processes.js';
 
+/** The alert names a page's summary lists: the example's description is `FIRING A B for job=…`. */
+export function pagedAlerts(e: PagerDutyEvent): string[] {
+  const words = (e.payload?.summary ?? '').split(' ');
+  return words.slice(1, words.indexOf('for'));
+}
+
 export interface PagerDutyEvent {
   routing_key: string;
   dedup_key: string;
@@ -68,7 +74,7 @@ export async function startSink(): Promise<Sink> {
   };
 }
 
-interface AmConfig {
+export interface AmConfig {
   route: Record<string, unknown> & { routes: Record<string, unknown>[] };
   inhibit_rules: Record<string, unknown>[];
   receivers: {
@@ -118,10 +124,10 @@ export function loopbackAlertmanager(exampleText: string, o: LoopbackOptions): s
     }
   }
   if (rewritten !== 3) throw new Error(`expected 3 receiver configs to rewrite, found ${rewritten}`);
+  o.edit?.(am);
   for (const route of [am.route, ...am.route.routes]) {
     if (o.groupWait !== undefined) route.group_wait = o.groupWait;
     if (o.groupInterval !== undefined) route.group_interval = o.groupInterval;
   }
-  o.edit?.(am);
   return stringify(am);
 }
