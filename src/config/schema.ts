@@ -2,7 +2,7 @@
 // generated alerting pack all read a `Config` produced by this schema, so they cannot disagree.
 import { createRequire } from 'node:module';
 import { z } from 'zod';
-import { parseDuration } from './duration.js';
+import { formatDuration, parseDuration } from './duration.js';
 
 const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);
@@ -335,7 +335,9 @@ export const slosSchema = z
   .superRefine((s, ctx) => {
     for (const tier of ['page', 'ticket'] as const) {
       s[tier].forEach((w, i) => {
-        if (w.long > s.period) ctx.addIssue({ code: 'custom', path: [tier, i, 'long'], message: 'longer than `period`' });
+        if (w.long > s.period) {
+          ctx.addIssue({ code: 'custom', path: [tier, i, 'long'], message: `${formatDuration(w.long)} is longer than slos.period (${formatDuration(s.period)}): give slos.page and slos.ticket windows that fit` });
+        }
       });
     }
   });
