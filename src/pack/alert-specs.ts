@@ -4,7 +4,7 @@
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
-import type { AlertSpec, Comparison, SignalName } from './conditions.js';
+import type { AlertSpec, Comparison, SignalName, SignalRef } from './conditions.js';
 import { by, on, own, type Grouping } from './grouping.js';
 import { ruleNames } from './recording-rules.js';
 import { burnPairs, exhaustion, slos, SLO_ALERTS } from './slos.js';
@@ -52,7 +52,7 @@ export function alertSpecs(config: Config, g: Grouping): AlertSpec[] {
     `{{ with query (printf "${rule}{${extra}${g.queryMatchers}}" ${g.queryArgs}) }}{{ . | first | value | ${format} }}${otherwise ? `{{ else }}${otherwise}` : ''}{{ end }}`;
   const driftOf = valueOf(n.drift, 'humanizePercentage', 'unknown');
   const band = `[${ms(t.floor)}, ${ms(t.ceiling)}] (baseline ${ms(t.baseline)} ± ${pct(s.tolerance)})`;
-  const eventWords: Partial<Record<SignalName, string>> = { requests: 'requests', hitRequests: 'Zero-Plane requests', cohortHitRequests: 'Zero-Plane requests of the cohort', warmupOutcomes: 'warm-up outcomes' };
+  const eventWords: Partial<Record<SignalRef['signal'], string>> = { requests: 'requests', hitRequests: 'Zero-Plane requests', cohortHitRequests: 'Zero-Plane requests of the cohort', warmupOutcomes: 'warm-up outcomes' };
   // Alerts over the 5 m window keep firing through a brief dip, so one incident notifies once.
   const windowed = { keepFiringFor: p.keepFiringFor, per: [] as string[] };
   const health = { keepFiringFor: 0, per: [] as string[], guards: [] as Comparison[] };
@@ -165,7 +165,7 @@ export function alertSpecs(config: Config, g: Grouping): AlertSpec[] {
   // Say the guard where it applies, so nobody wonders why a quiet window with one slow request is silent.
   for (const spec of specs) {
     const guard = spec.guards[0];
-    if (guard) spec.description += ` Needs at least ${min} ${eventWords[guard.ref.signal as SignalName] ?? 'events'} per ${w}.`;
+    if (guard) spec.description += ` Needs at least ${min} ${eventWords[guard.ref.signal] ?? 'events'} per ${w}.`;
   }
 
   for (const slo of slos(config)) {
