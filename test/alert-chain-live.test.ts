@@ -1,15 +1,14 @@
 // The whole chain, live on loopback: the exporter follows a gateway log, a real Prometheus scrapes it and
 // evaluates the generated rules (a test copy with 10 s windows and no `for`), a real Alertmanager routes
 // with the committed example config, and the exporter's own webhook flips the load-shedding gate.
-import { createServer, type Server } from 'node:http';
 import { tempDir } from './helpers/temp-dir.js';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
 import { renderPack } from '../src/pack/write-pack.js';
+import { loopbackAlertmanager, startSink, type Sink } from './helpers/alertmanager-sink.js';
 import { requireBinary } from './helpers/binaries.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
 import { freePort, startDaemon, startPrometheus, type Daemon } from './helpers/processes.js';
@@ -28,8 +27,7 @@ let log: string;
 let exporter: ServeProcess;
 let prometheus: Daemon;
 let alertmanager: Daemon;
-let sink: Server;
-const pagerNotifications: { status: string; alerts: { labels: Record<string, string> }[] }[] = [];
+let sink: Sink;
 let writer: NodeJS.Timeout | undefined;
 
 /** Appends 20 requests every 100 ms: `slowShare` of hits at 250 ms (above the 194.25 ms ceiling), `degraded` per batch. */
@@ -80,38 +78,22 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
     writeFileSync(exporterConfig, `gate:\n  bearerTokenFile: ${tokenFile}\n`);
     exporter = await startServe([`--config.file=${exporterConfig}`, log]);
 
-    // A sink standing in for the pager and ticket receivers.
-    const sinkPort = await freePort();
-    sink = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        if (req.url === '/pager') pagerNotifications.push(JSON.parse(body) as (typeof pagerNotifications)[number]);
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => sink.listen(sinkPort, '127.0.0.1', resolve));
+    // PagerDuty and Slack on loopback, standing in for the pager and chat receivers.
+    sink = await startSink();
 
     // Alertmanager with the committed example routing; only timings and receiver URLs are changed.
-    const am = parse(readFileSync(EXAMPLE_AM, 'utf8')) as {
-      route: Record<string, unknown> & { routes: Record<string, unknown>[] };
-      receivers: { name: string; webhook_configs: Record<string, unknown>[] }[];
-    };
-    for (const route of [am.route, ...am.route.routes]) {
-      route.group_wait = '0s';
-      route.group_interval = '1s';
-    }
-    for (const r of am.receivers) {
-      const hook = r.webhook_configs[0] as Record<string, unknown>;
-      if (r.name === 'load-shedding-gate') {
-        hook.url = `${exporter.url}/api/v1/alerts/webhook`;
-        hook.http_config = { authorization: { type: 'Bearer', credentials_file: tokenFile } };
-      } else {
-        hook.url = `http://127.0.0.1:${sinkPort}/${r.name}`;
-      }
-    }
     const amConfig = join(dir, 'alertmanager.yml');
-    writeFileSync(amConfig, stringify(am));
+    writeFileSync(
+      amConfig,
+      loopbackAlertmanager(readFileSync(EXAMPLE_AM, 'utf8'), {
+        dir,
+        sink,
+        gateUrl: `${exporter.url}/api/v1/alerts/webhook`,
+        gateTokenFile: tokenFile,
+        groupWait: '0s',
+        groupInterval: '1s',
+      }),
+    );
     const amPort = await freePort();
     alertmanager = await startDaemon(
       amBin,
@@ -121,7 +103,7 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
 
     // Prometheus with the generated rules, regenerated with short windows for the test.
     const packConfig = parseConfig(
-      'pack:\n  rateWindow: 10s\n  evaluationInterval: 1s\n  for: { p0: 0s, driftOutOfBand: 0s, canaryRollback: 0s, hitRateLow: 0s, degraded: 0s, warmupEfficiencyLow: 0s, optInMalformed: 0s, exporterDown: 0s, sourceStalled: 0s, parseErrorsHigh: 0s }\n',
+      'pack:\n  rateWindow: 10s\n  evaluationInterval: 1s\n  keepFiringFor: 0s\n  for: { p0: 0s, driftOutOfBand: 0s, canaryRollback: 0s, hitRateLow: 0s, degraded: 0s, warmupEfficiencyLow: 0s, optInMalformed: 0s, exporterDown: 0s, sourceStalled: 0s, parseErrorsHigh: 0s }\n',
       'test-pack.yml',
     );
     const started = await startPrometheus(requireBinary('prometheus'), {
@@ -137,7 +119,7 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
   afterAll(async () => {
     if (writer) clearInterval(writer);
     await Promise.allSettled([prometheus?.stop(), alertmanager?.stop(), exporter?.stop('SIGKILL')]);
-    await new Promise((resolve) => (sink ? sink.close(resolve) : resolve(undefined)));
+    await sink?.close();
   });
 
   it('a healthy log never pauses the gate, while the rules do see it', async () => {
@@ -166,8 +148,8 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
     expect(paused.since).not.toBeNull();
     const metrics = await (await fetch(`${exporter.url}/metrics`)).text();
     expect(metrics).toMatch(/^zero_plane_noncore_paused 1$/m);
-    // The P0 also paged (routed with continue: true).
-    await waitFor(() => (pagerNotifications.some((n) => n.alerts.some((a) => a.labels.alertname === 'ZeroPlaneP0DriftWithDegraded')) ? true : undefined), 10_000, 'the P0 page');
+    // The P0 also paged, on PagerDuty (routed with continue: true).
+    await waitFor(() => (sink.pages().some((e) => e.payload?.summary?.includes('ZeroPlaneP0DriftWithDegraded')) ? true : undefined), 10_000, 'the P0 page');
 
     stream('healthy');
     await waitFor(async () => ((await gate()).pauseNonCore ? undefined : true), 40_000, 'the gate to reopen once the P0 resolves');

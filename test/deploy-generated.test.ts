@@ -147,7 +147,7 @@ describe('Kubernetes manifests', () => {
     for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels as Record<string, string>)) expect(metricsService.metadata.labels?.[k]).toBe(v);
     expect(monitor.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '15s' }]);
     // The job label is the Service's name, which is what the pack's selector looks for.
-    expect(config.pack.exporterSelector).toBe(`job="${metricsService.metadata.name}"`);
+    expect(config.pack.selector).toBe(`job="${metricsService.metadata.name}"`);
     const podMonitor = one(config, 'PodMonitor');
     for (const [k, v] of Object.entries(podMonitor.spec.selector.matchLabels as Record<string, string>)) expect(podLabels[k]).toBe(v);
     expect(podMonitor.spec.podMetricsEndpoints[0]).toMatchObject({ port: 'metrics', relabelings: [{ action: 'replace', targetLabel: 'job', replacement: 'zero-plane-exporter' }] });

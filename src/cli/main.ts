@@ -60,13 +60,15 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'generate': {
         noPositionals(flags, command);
-        const [{ writePack }, { writeDashboards }, { writeDeploy }] = await Promise.all([
+        const [{ writePack }, { writeDashboards }, { writeMixin }, { writeDeploy }] = await Promise.all([
           import('../pack/write-pack.js'),
           import('../dashboards/render-dashboards.js'),
+          import('../pack/mixin.js'),
           import('../deploy/write-deploy.js'),
         ]);
         for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
         for (const path of writeDashboards(config, flagString(flags, 'dashboards.out') as string)) log.info('wrote', { path });
+        for (const path of writeMixin(config, flagString(flags, 'mixin.out') as string)) log.info('wrote', { path });
         for (const path of writeDeploy(config, flagString(flags, 'deploy.out') as string)) log.info('wrote', { path });
         return 0;
       }
