@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { decide } from './decide.js';
+import { decide, type Decision } from './decide.js';
 import { FaultController, FaultValidationError, type Faults } from './faults.js';
 import { resolveProfile, type ProfileOverrides, type SimulatorProfile } from './profile.js';
 import { anthropicError, FAULTS_PATH, HEALTH_PATH, MESSAGES_PATH, OPT_IN_HEADER, type AnthropicErrorType } from './protocol.js';
@@ -28,6 +28,14 @@ export interface SimulatorOptions extends ProfileOverrides {
   rng?: Rng;
   /** Replaces the real wait (setTimeout); the decided delay is still computed and reported. */
   sleep?: Sleep;
+  /** Told every decision on POST /v1/messages, before its answer is sent: what a test compares a client's numbers with. */
+  onAnswer?: (answer: SimulatorAnswer) => void;
+}
+
+export interface SimulatorAnswer {
+  /** The opt-in header as received (header bytes read as Latin-1, as Node's HTTP server reads them). */
+  optIn: string | undefined;
+  decision: Decision;
 }
 
 export interface RunningSimulator {
@@ -41,7 +49,7 @@ export interface RunningSimulator {
 const realSleep: Sleep = (ms, signal) => sleepFor(ms, undefined, { signal });
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, ...overrides } = opts;
+  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, ...overrides } = opts;
   const profile = resolveProfile(overrides);
   const faults = new FaultController(initialFaults);
   const rng = givenRng ?? createRng(seed);
@@ -60,11 +68,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   app.post(MESSAGES_PATH, rawText, async (req: Request, res: Response) => {
     const started = performance.now();
     const body = typeof req.body === 'string' ? req.body : '';
-    const optIn = req.headers[OPT_IN_HEADER];
-    const decision = decide(
-      { body, optIn: Array.isArray(optIn) ? optIn.join(', ') : optIn, repeat: repeats.see(body) },
-      { profile, faults: faults.get(), rng },
-    );
+    const header = req.headers[OPT_IN_HEADER];
+    const optIn = Array.isArray(header) ? header.join(', ') : header;
+    const decision = decide({ body, optIn, repeat: repeats.see(body) }, { profile, faults: faults.get(), rng });
+    onAnswer?.({ optIn, decision });
     // Every answer goes through the sleep, for 0 ms when handling took longer than the decided delay: a
     // test that holds answers in an injected sleep then holds all of them, however busy the machine is.
     const remaining = Math.max(0, decision.delayMs - (performance.now() - started));
