@@ -19,7 +19,7 @@ const gateOptions = z.strictObject({
   failOpen: z.boolean().default(true),
   /** How long the last answer is trusted while polls fail; default 3 × pollInterval. */
   staleAfter: durationOption.optional(),
-  /** Per poll; default the smaller of pollInterval and 2 s. */
+  /** Per poll; default 2 s. */
   timeout: durationOption.optional(),
   /** Request headers, e.g. Authorization for an exporter with basic auth. */
   headers: z.record(z.string(), z.string()).optional(),
@@ -69,7 +69,7 @@ export function gateClient(options: GateClientOptions): GateClient {
   const fetch: Fetch = o.fetch ?? globalThis.fetch;
   const pollMs = o.pollInterval;
   const staleMs = o.staleAfter ?? 3 * pollMs;
-  const timeoutMs = o.timeout ?? Math.min(pollMs, 2_000);
+  const timeoutMs = o.timeout ?? 2_000;
   const once = warnOnce(o.warn ?? defaultWarn);
 
   const paused = new GaugeFamily('zero_plane_gate_client_paused', '1 while the exporter says non-core calls are paused (the P0), 0 when it says they may go; absent before its first answer.', []);

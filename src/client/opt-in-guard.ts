@@ -36,17 +36,19 @@ export class OptInHeaderError extends Error {
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The text a server reads from a header value given to fetch. Header values are byte strings (one
- * character per byte, Latin-1); a value read from bytes — a file, an environment written by another
- * program — carries the UTF-8 bytes of U+200B as three such characters, which a server decodes back to
- * U+200B. Values that are not valid UTF-8 (a lone U+00A0 or U+00AD) are read as they are.
+ * The text a server reads from a header value given to fetch. fetch strips leading and trailing HTTP
+ * whitespace (space, tab, CR, LF) and sends every character as one byte (header values are byte strings,
+ * Latin-1): a value read from bytes (a file, another program's environment) carries the UTF-8 bytes of
+ * U+200B as three such characters, which the server decodes back to U+200B. A value that is not valid
+ * UTF-8 that way (a lone U+00A0 or U+00AD) is read as it is.
  */
 export function wireText(value: string): string {
-  if (!/^[\x00-\xff]*$/.test(value) || /^[\x00-\x7f]*$/.test(value)) return value;
+  const text = value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '');
+  if (!/^[\x00-\xff]*$/.test(text) || /^[\x00-\x7f]*$/.test(text)) return text;
   try {
-    return UTF8.decode(Buffer.from(value, 'latin1'));
+    return UTF8.decode(Buffer.from(text, 'latin1'));
   } catch {
-    return value;
+    return text;
   }
 }
 
