@@ -9,7 +9,7 @@ import { decide, type Decision } from './decide.js';
 import { FaultController, FaultValidationError, type Faults } from './faults.js';
 import { resolveProfile, type ProfileOverrides, type SimulatorProfile } from './profile.js';
 import { anthropicError, FAULTS_PATH, HEALTH_PATH, MESSAGES_PATH, OPT_IN_HEADER, type AnthropicErrorType } from './protocol.js';
-import { createRng, type Rng } from './random.js';
+import { createRng, EvenDraws, randomDraws, type Rng } from './random.js';
 import { RepeatTracker } from './repeat-tracker.js';
 
 /** Waits `ms`; rejects when `signal` aborts (the simulator closing). Injected by tests that must not wait. */
@@ -26,6 +26,11 @@ export interface SimulatorOptions extends ProfileOverrides {
   seed?: number;
   /** A random source instead of the seeded one. */
   rng?: Rng;
+  /**
+   * How the degraded, warm-up and hitRateDrop yes/no draws fall: `random` (default, independent) or
+   * `even` (spread exactly by their shares: 91.7 % warm-up hits is 917 in every 1000 answers).
+   */
+  draws?: 'random' | 'even';
   /** Replaces the real wait (setTimeout); the decided delay is still computed and reported. */
   sleep?: Sleep;
   /** Told every decision on POST /v1/messages, before its answer is sent: what a test compares a client's numbers with. */
@@ -49,10 +54,11 @@ export interface RunningSimulator {
 const realSleep: Sleep = (ms, signal) => sleepFor(ms, undefined, { signal });
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, ...overrides } = opts;
+  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, draws: drawMode = 'random', ...overrides } = opts;
   const profile = resolveProfile(overrides);
   const faults = new FaultController(initialFaults);
   const rng = givenRng ?? createRng(seed);
+  const draws = drawMode === 'even' ? new EvenDraws() : randomDraws(rng);
   const repeats = new RepeatTracker();
   const closing = new AbortController();
   // Every pending answer listens on this one signal while it waits; they are removed as each wait ends.
@@ -70,7 +76,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     const body = typeof req.body === 'string' ? req.body : '';
     const header = req.headers[OPT_IN_HEADER];
     const optIn = Array.isArray(header) ? header.join(', ') : header;
-    const decision = decide({ body, optIn, repeat: repeats.see(body) }, { profile, faults: faults.get(), rng });
+    const decision = decide({ body, optIn, repeat: repeats.see(body) }, { profile, faults: faults.get(), rng, draws });
     onAnswer?.({ optIn, decision });
     // Every answer goes through the sleep, for 0 ms when handling took longer than the decided delay: a
     // test that holds answers in an injected sleep then holds all of them, however busy the machine is.
