@@ -1,5 +1,6 @@
 // The load generator against the simulator over real HTTP on loopback, and its log read back by the
 // exporter's own engine (readInput → Pipeline → buildReport), as `report` would read it.
+import { createServer } from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -185,5 +186,33 @@ describe('LoadGenerator', () => {
   it('fails to start when the log cannot be opened', () => {
     const gen = new LoadGenerator({ target: 'http://127.0.0.1:1', ratePerSecond: 1, logPath: join(dir, 'missing-dir', 'x.ndjson') });
     expect(() => gen.start()).toThrow(/ENOENT/);
+  });
+
+  it('subtractReportedLateness logs the round trip minus the lateness the answer reports, and sends its send time', async () => {
+    const sentAt: number[] = [];
+    const server = createServer((req, res) => {
+      sentAt.push(Number(req.headers['x-simulator-sent-at']));
+      req.resume();
+      // Far more lateness than any round trip on loopback takes: what is left is clamped at 0.
+      res.setHeader('server-timing', 'late;dur=60000.000');
+      req.on('end', () => res.end('{}'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const target = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const logPath = join(dir, 'late.log');
+      await drive(new LoadGenerator({ target, ratePerSecond: 20, logPath, subtractReportedLateness: true }), 300);
+      const lines = await records(logPath);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const l of lines) expect(l.latency_ms).toBe(0);
+      expect(sentAt.every((t) => Math.abs(t - Date.now()) < 60_000)).toBe(true);
+      // Without the option, the same answers are logged as measured.
+      const plainPath = join(dir, 'plain.log');
+      await drive(new LoadGenerator({ target, ratePerSecond: 20, logPath: plainPath }), 300);
+      for (const l of await records(plainPath)) expect(l.latency_ms).toBeGreaterThan(0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -3,7 +3,7 @@
 import { openSync, createWriteStream, type WriteStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { MESSAGES_PATH } from '../simulate/protocol.js';
+import { LATENESS_HEADER, MESSAGES_PATH, reportedLatenessMs, SENT_AT_HEADER } from '../simulate/protocol.js';
 import { createRng } from '../simulate/random.js';
 import { gatewayLogLine } from './log-line.js';
 import { RequestPlanner, resolveMix, wireHeaderValue, type Mix, type PlannedRequest } from './mix.js';
@@ -22,6 +22,13 @@ export interface LoadGeneratorOptions {
   timeoutMs?: number;
   /** Called for each failed round trip (connection refused, reset, timeout) and log write failure. */
   onError?: (err: Error) => void;
+  /**
+   * Sends each request's send time (x-simulator-sent-at) and logs the round trip minus the lateness the
+   * answer reports (`server-timing: late;dur=…`, the simulator's reportLateness): the demo's gateway,
+   * showing the simulated layer rather than the host's scheduling delays. Off by default: `load` logs
+   * round trips as measured.
+   */
+  subtractReportedLateness?: boolean;
 }
 
 export interface LoadStats {
@@ -127,6 +134,7 @@ export class LoadGenerator {
     const t0 = performance.now();
     const body = Buffer.from(plan.body, 'utf8');
     const headers: Record<string, string | number> = { 'content-length': body.length };
+    if (this.opts.subtractReportedLateness) headers[SENT_AT_HEADER] = (performance.timeOrigin + t0).toFixed(3);
     for (const [name, value] of Object.entries(plan.headers)) headers[name] = wireHeaderValue(value);
     return new Promise<void>((resolve) => {
       let settled = false;
@@ -146,7 +154,8 @@ export class LoadGenerator {
         res.on('end', () => {
           if (settled) return;
           settled = true;
-          const latencyMs = performance.now() - t0;
+          const measuredMs = performance.now() - t0;
+          const latencyMs = this.opts.subtractReportedLateness ? Math.max(0, measuredMs - reportedLatenessMs(res.headers[LATENESS_HEADER])) : measuredMs;
           const status = res.statusCode ?? 0;
           this.stats.completed++;
           this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;

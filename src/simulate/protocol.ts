@@ -17,6 +17,26 @@ export const REQUEST_ID_HEADER = 'request-id';
 
 export const CONTEXT_TOO_LONG = 'context_too_long';
 
+/**
+ * With reportLateness: the request's send time (epoch ms, from the same machine's clock) that the answer
+ * is due `delay` after, and how late the answer went out (`server-timing: late;dur=MS`).
+ */
+export const SENT_AT_HEADER = 'x-simulator-sent-at';
+
+export const LATENESS_HEADER = 'server-timing';
+const LATENESS_METRIC = 'late';
+
+export function latenessTiming(lateMs: number): string {
+  return `${LATENESS_METRIC};dur=${lateMs.toFixed(3)}`;
+}
+
+/** The lateness an answer reports, in ms; 0 when it reports none. */
+export function reportedLatenessMs(serverTiming: string | string[] | undefined): number {
+  const text = Array.isArray(serverTiming) ? serverTiming.join(', ') : (serverTiming ?? '');
+  const m = new RegExp(`(?:^|,)\\s*${LATENESS_METRIC}\\s*;\\s*dur=([0-9.]+)`).exec(text);
+  return m === null ? 0 : Number(m[1]);
+}
+
 export type ThrottleMode = 'strict' | 'balanced' | 'adaptive';
 export const THROTTLE_MODES: readonly ThrottleMode[] = ['strict', 'balanced', 'adaptive'];
 

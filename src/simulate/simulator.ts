@@ -8,7 +8,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { decide, type Decision } from './decide.js';
 import { FaultController, FaultValidationError, type Faults } from './faults.js';
 import { resolveProfile, type ProfileOverrides, type SimulatorProfile } from './profile.js';
-import { anthropicError, FAULTS_PATH, HEALTH_PATH, MESSAGES_PATH, OPT_IN_HEADER, type AnthropicErrorType } from './protocol.js';
+import { anthropicError, FAULTS_PATH, HEALTH_PATH, LATENESS_HEADER, latenessTiming, MESSAGES_PATH, OPT_IN_HEADER, SENT_AT_HEADER, type AnthropicErrorType } from './protocol.js';
 import { createRng, EvenDraws, randomDraws, type Rng } from './random.js';
 import { RepeatTracker } from './repeat-tracker.js';
 
@@ -22,6 +22,8 @@ export interface SimulatorOptions extends ProfileOverrides {
   port?: number;
   /** Faults active from the start (default none). */
   faults?: Partial<Faults>;
+  /** Told every change of the faults (through /admin/faults or `faults`). */
+  onFaults?: (faults: Faults) => void;
   /** Seed of the random source (latency jitter, degraded/warm-up/fallback draws, ids). */
   seed?: number;
   /** A random source instead of the seeded one. */
@@ -31,6 +33,13 @@ export interface SimulatorOptions extends ProfileOverrides {
    * `even` (spread exactly by their shares: 91.7 % warm-up hits is 917 in every 1000 answers).
    */
   draws?: 'random' | 'even';
+  /**
+   * Adds `server-timing: late;dur=MS` to each answer: how much later than decided the answer went out
+   * (the machine kept this process off the CPU), counted from the request's `x-simulator-sent-at` when it
+   * has one, else from its arrival. The demo's load generator takes it out of the latency it logs, so what
+   * the demo shows is the simulated layer, not the host's scheduling delays.
+   */
+  reportLateness?: boolean;
   /** Replaces the real wait (setTimeout); the decided delay is still computed and reported. */
   sleep?: Sleep;
   /** Told every decision on POST /v1/messages, before its answer is sent: what a test compares a client's numbers with. */
@@ -54,9 +63,9 @@ export interface RunningSimulator {
 const realSleep: Sleep = (ms, signal) => sleepFor(ms, undefined, { signal });
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, draws: drawMode = 'random', ...overrides } = opts;
+  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, onFaults, draws: drawMode = 'random', reportLateness = false, ...overrides } = opts;
   const profile = resolveProfile(overrides);
-  const faults = new FaultController(initialFaults);
+  const faults = new FaultController(initialFaults, onFaults);
   const rng = givenRng ?? createRng(seed);
   const draws = drawMode === 'even' ? new EvenDraws() : randomDraws(rng);
   const repeats = new RepeatTracker();
@@ -72,7 +81,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   const rawText = express.text({ type: () => true, limit: profile.bodyLimitBytes });
 
   app.post(MESSAGES_PATH, rawText, async (req: Request, res: Response) => {
-    const started = performance.now();
+    // The answer is due `delay` after the request started: its send time when it says (and reportLateness
+    // is on), else its arrival here.
+    const sentAt = reportLateness ? Number(req.get(SENT_AT_HEADER)) : NaN;
+    const started = Number.isFinite(sentAt) ? Math.min(performance.now(), sentAt - performance.timeOrigin) : performance.now();
     const body = typeof req.body === 'string' ? req.body : '';
     const header = req.headers[OPT_IN_HEADER];
     const optIn = Array.isArray(header) ? header.join(', ') : header;
@@ -88,6 +100,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       throw new Error('simulator sleep failed');
     }
     if (res.destroyed) return;
+    if (reportLateness) {
+      const lateMs = Math.max(0, performance.now() - started - decision.delayMs);
+      res.set(LATENESS_HEADER, latenessTiming(lateMs));
+    }
     res.status(decision.status).set(decision.headers).json(decision.body);
   });
   app.all(MESSAGES_PATH, (_req, res) => {
