@@ -3,7 +3,7 @@
 import { openSync, createWriteStream, type WriteStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { LATENESS_HEADER, MESSAGES_PATH, reportedLatenessMs, SENT_AT_HEADER } from '../simulate/protocol.js';
+import { MESSAGES_PATH, reportedAnswerMs, SERVER_TIMING_HEADER } from '../simulate/protocol.js';
 import { createRng } from '../simulate/random.js';
 import { gatewayLogLine } from './log-line.js';
 import { RequestPlanner, resolveMix, wireHeaderValue, type Mix, type PlannedRequest } from './mix.js';
@@ -23,12 +23,12 @@ export interface LoadGeneratorOptions {
   /** Called for each failed round trip (connection refused, reset, timeout) and log write failure. */
   onError?: (err: Error) => void;
   /**
-   * Sends each request's send time (x-simulator-sent-at) and logs the round trip minus the lateness the
-   * answer reports (`server-timing: late;dur=…`, the simulator's reportLateness): the demo's gateway,
-   * showing the simulated layer rather than the host's scheduling delays. Off by default: `load` logs
-   * round trips as measured.
+   * Logs the answer time the response reports (`server-timing: answer;dur=…`, the simulator's
+   * reportAnswerTime) instead of the round trip, when it reports one: the demo's gateway, showing the
+   * simulated layer rather than the host's scheduling delays. Off by default: `load` logs round trips as
+   * measured.
    */
-  subtractReportedLateness?: boolean;
+  logReportedAnswerTime?: boolean;
 }
 
 export interface LoadStats {
@@ -134,7 +134,6 @@ export class LoadGenerator {
     const t0 = performance.now();
     const body = Buffer.from(plan.body, 'utf8');
     const headers: Record<string, string | number> = { 'content-length': body.length };
-    if (this.opts.subtractReportedLateness) headers[SENT_AT_HEADER] = (performance.timeOrigin + t0).toFixed(3);
     for (const [name, value] of Object.entries(plan.headers)) headers[name] = wireHeaderValue(value);
     return new Promise<void>((resolve) => {
       let settled = false;
@@ -155,7 +154,7 @@ export class LoadGenerator {
           if (settled) return;
           settled = true;
           const measuredMs = performance.now() - t0;
-          const latencyMs = this.opts.subtractReportedLateness ? Math.max(0, measuredMs - reportedLatenessMs(res.headers[LATENESS_HEADER])) : measuredMs;
+          const latencyMs = (this.opts.logReportedAnswerTime ? reportedAnswerMs(res.headers[SERVER_TIMING_HEADER]) : undefined) ?? measuredMs;
           const status = res.statusCode ?? 0;
           this.stats.completed++;
           this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;

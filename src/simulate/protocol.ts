@@ -18,23 +18,21 @@ export const REQUEST_ID_HEADER = 'request-id';
 export const CONTEXT_TOO_LONG = 'context_too_long';
 
 /**
- * With reportLateness: the request's send time (epoch ms, from the same machine's clock) that the answer
- * is due `delay` after, and how late the answer went out (`server-timing: late;dur=MS`).
+ * With the simulator's reportAnswerTime (the demo): `server-timing: answer;dur=MS`, the time the simulated
+ * layer decided to take for this answer.
  */
-export const SENT_AT_HEADER = 'x-simulator-sent-at';
+export const SERVER_TIMING_HEADER = 'server-timing';
+const ANSWER_METRIC = 'answer';
 
-export const LATENESS_HEADER = 'server-timing';
-const LATENESS_METRIC = 'late';
-
-export function latenessTiming(lateMs: number): string {
-  return `${LATENESS_METRIC};dur=${lateMs.toFixed(3)}`;
+export function answerTiming(ms: number): string {
+  return `${ANSWER_METRIC};dur=${ms.toFixed(3)}`;
 }
 
-/** The lateness an answer reports, in ms; 0 when it reports none. */
-export function reportedLatenessMs(serverTiming: string | string[] | undefined): number {
+/** The answer time a response reports, in ms; undefined when it reports none. */
+export function reportedAnswerMs(serverTiming: string | string[] | undefined): number | undefined {
   const text = Array.isArray(serverTiming) ? serverTiming.join(', ') : (serverTiming ?? '');
-  const m = new RegExp(`(?:^|,)\\s*${LATENESS_METRIC}\\s*;\\s*dur=([0-9.]+)`).exec(text);
-  return m === null ? 0 : Number(m[1]);
+  const m = new RegExp(`(?:^|,)\\s*${ANSWER_METRIC}\\s*;\\s*dur=([0-9.]+)`).exec(text);
+  return m === null ? undefined : Number(m[1]);
 }
 
 export type ThrottleMode = 'strict' | 'balanced' | 'adaptive';

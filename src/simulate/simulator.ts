@@ -8,7 +8,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { decide, type Decision } from './decide.js';
 import { FaultController, FaultValidationError, type Faults } from './faults.js';
 import { resolveProfile, type ProfileOverrides, type SimulatorProfile } from './profile.js';
-import { anthropicError, FAULTS_PATH, HEALTH_PATH, LATENESS_HEADER, latenessTiming, MESSAGES_PATH, OPT_IN_HEADER, SENT_AT_HEADER, type AnthropicErrorType } from './protocol.js';
+import { anthropicError, FAULTS_PATH, HEALTH_PATH, answerTiming, MESSAGES_PATH, OPT_IN_HEADER, SERVER_TIMING_HEADER, type AnthropicErrorType } from './protocol.js';
 import { createRng, EvenDraws, randomDraws, type Rng } from './random.js';
 import { RepeatTracker } from './repeat-tracker.js';
 
@@ -34,12 +34,12 @@ export interface SimulatorOptions extends ProfileOverrides {
    */
   draws?: 'random' | 'even';
   /**
-   * Adds `server-timing: late;dur=MS` to each answer: how much later than decided the answer went out
-   * (the machine kept this process off the CPU), counted from the request's `x-simulator-sent-at` when it
-   * has one, else from its arrival. The demo's load generator takes it out of the latency it logs, so what
-   * the demo shows is the simulated layer, not the host's scheduling delays.
+   * Adds `server-timing: answer;dur=MS` to each answer: the time the simulated layer decided to take. The
+   * answer still goes out after that long (or later, when the machine keeps this process off the CPU);
+   * the demo's load generator logs the reported time, so what the demo shows is the simulated layer, not
+   * the host's scheduling delays.
    */
-  reportLateness?: boolean;
+  reportAnswerTime?: boolean;
   /** Replaces the real wait (setTimeout); the decided delay is still computed and reported. */
   sleep?: Sleep;
   /** Told every decision on POST /v1/messages, before its answer is sent: what a test compares a client's numbers with. */
@@ -63,7 +63,7 @@ export interface RunningSimulator {
 const realSleep: Sleep = (ms, signal) => sleepFor(ms, undefined, { signal });
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, onFaults, draws: drawMode = 'random', reportLateness = false, ...overrides } = opts;
+  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, onFaults, draws: drawMode = 'random', reportAnswerTime = false, ...overrides } = opts;
   const profile = resolveProfile(overrides);
   const faults = new FaultController(initialFaults, onFaults);
   const rng = givenRng ?? createRng(seed);
@@ -81,10 +81,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   const rawText = express.text({ type: () => true, limit: profile.bodyLimitBytes });
 
   app.post(MESSAGES_PATH, rawText, async (req: Request, res: Response) => {
-    // The answer is due `delay` after the request started: its send time when it says (and reportLateness
-    // is on), else its arrival here.
-    const sentAt = reportLateness ? Number(req.get(SENT_AT_HEADER)) : NaN;
-    const started = Number.isFinite(sentAt) ? Math.min(performance.now(), sentAt - performance.timeOrigin) : performance.now();
+    const started = performance.now();
     const body = typeof req.body === 'string' ? req.body : '';
     const header = req.headers[OPT_IN_HEADER];
     const optIn = Array.isArray(header) ? header.join(', ') : header;
@@ -100,10 +97,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       throw new Error('simulator sleep failed');
     }
     if (res.destroyed) return;
-    if (reportLateness) {
-      const lateMs = Math.max(0, performance.now() - started - decision.delayMs);
-      res.set(LATENESS_HEADER, latenessTiming(lateMs));
-    }
+    if (reportAnswerTime) res.set(SERVER_TIMING_HEADER, answerTiming(decision.delayMs));
     res.status(decision.status).set(decision.headers).json(decision.body);
   });
   app.all(MESSAGES_PATH, (_req, res) => {
