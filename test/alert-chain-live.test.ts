@@ -1,19 +1,13 @@
 // The whole chain, live on loopback: the exporter follows a gateway log, a real Prometheus scrapes it and
 // evaluates the generated rules (a test copy with 10 s windows and no `for`), a real Alertmanager routes
 // with the committed example config, and the exporter's own webhook flips the load-shedding gate.
-import { tempDir } from './helpers/temp-dir.js';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/load.js';
-import { renderPack } from '../src/pack/write-pack.js';
-import { loopbackAlertmanager, startSink, type Sink } from './helpers/alertmanager-sink.js';
-import { requireBinary } from './helpers/binaries.js';
+import { promQuery, startAlertChain, type AlertChain } from './helpers/alert-chain.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
-import { freePort, startDaemon, startPrometheus, type Daemon } from './helpers/processes.js';
+import { tempDir } from './helpers/temp-dir.js';
 
-const EXAMPLE_AM = fileURLToPath(new URL('../alerts/alertmanager.example.yml', import.meta.url));
 const TOKEN = 'chain-test-token';
 
 interface Gate {
@@ -25,9 +19,7 @@ interface Gate {
 let dir: string;
 let log: string;
 let exporter: ServeProcess;
-let prometheus: Daemon;
-let alertmanager: Daemon;
-let sink: Sink;
+let chain: AlertChain;
 let writer: NodeJS.Timeout | undefined;
 
 /** Appends 20 requests every 100 ms: `slowShare` of hits at 250 ms (above the 194.25 ms ceiling), `degraded` per batch. */
@@ -56,17 +48,10 @@ async function gate(): Promise<Gate> {
   return (await res.json()) as Gate;
 }
 
-async function promQuery(url: string, query: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
-  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(query)}`, { signal: AbortSignal.timeout(2_000) });
-  const body = (await res.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
-  return body.data.result;
-}
-
 describe('exporter → Prometheus → Alertmanager → load-shedding gate', () => {
   let promUrl: string;
 
   beforeAll(async () => {
-    const amBin = requireBinary('prometheus-alertmanager');
     dir = tempDir('zp-chain-');
     log = join(dir, 'gateway.log');
     writeFileSync(log, '');
@@ -77,49 +62,13 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
     const exporterConfig = join(dir, 'zp.yml');
     writeFileSync(exporterConfig, `gate:\n  bearerTokenFile: ${tokenFile}\n`);
     exporter = await startServe([`--config.file=${exporterConfig}`, log]);
-
-    // PagerDuty and Slack on loopback, standing in for the pager and chat receivers.
-    sink = await startSink();
-
-    // Alertmanager with the committed example routing; only timings and receiver URLs are changed.
-    const amConfig = join(dir, 'alertmanager.yml');
-    writeFileSync(
-      amConfig,
-      loopbackAlertmanager(readFileSync(EXAMPLE_AM, 'utf8'), {
-        dir,
-        sink,
-        gateUrl: `${exporter.url}/api/v1/alerts/webhook`,
-        gateTokenFile: tokenFile,
-        groupWait: '0s',
-        groupInterval: '1s',
-      }),
-    );
-    const amPort = await freePort();
-    alertmanager = await startDaemon(
-      amBin,
-      [`--config.file=${amConfig}`, `--storage.path=${join(dir, 'am')}`, `--web.listen-address=127.0.0.1:${amPort}`, '--cluster.listen-address='],
-      `http://127.0.0.1:${amPort}/-/ready`,
-    );
-
-    // Prometheus with the generated rules, regenerated with short windows for the test.
-    const packConfig = parseConfig(
-      'pack:\n  rateWindow: 10s\n  evaluationInterval: 1s\n  keepFiringFor: 0s\n  for: { p0: 0s, driftOutOfBand: 0s, canaryRollback: 0s, hitRateLow: 0s, degraded: 0s, warmupEfficiencyLow: 0s, optInMalformed: 0s, exporterDown: 0s, sourceStalled: 0s, parseErrorsHigh: 0s }\n',
-      'test-pack.yml',
-    );
-    const started = await startPrometheus(requireBinary('prometheus'), {
-      dir,
-      rules: renderPack(packConfig).get('zero-plane.rules.yml') as string,
-      scrapeTarget: exporter.url.replace('http://', ''),
-      alertmanager: `127.0.0.1:${amPort}`,
-    });
-    promUrl = started.url;
-    prometheus = started.daemon;
+    chain = await startAlertChain({ dir, exporterUrl: exporter.url, gateTokenFile: tokenFile });
+    promUrl = chain.promUrl;
   }, 60_000);
 
   afterAll(async () => {
     if (writer) clearInterval(writer);
-    await Promise.allSettled([prometheus?.stop(), alertmanager?.stop(), exporter?.stop('SIGKILL')]);
-    await sink?.close();
+    await Promise.allSettled([chain?.stop(), exporter?.stop('SIGKILL')]);
   });
 
   it('a healthy log never pauses the gate, while the rules do see it', async () => {
@@ -149,7 +98,7 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
     const metrics = await (await fetch(`${exporter.url}/metrics`)).text();
     expect(metrics).toMatch(/^zero_plane_noncore_paused 1$/m);
     // The P0 also paged, on PagerDuty (routed with continue: true).
-    await waitFor(() => (sink.pages().some((e) => e.payload?.summary?.includes('ZeroPlaneP0DriftWithDegraded')) ? true : undefined), 10_000, 'the P0 page');
+    await waitFor(() => (chain.sink.pages().some((e) => e.payload?.summary?.includes('ZeroPlaneP0DriftWithDegraded')) ? true : undefined), 10_000, 'the P0 page');
 
     stream('healthy');
     await waitFor(async () => ((await gate()).pauseNonCore ? undefined : true), 40_000, 'the gate to reopen once the P0 resolves');

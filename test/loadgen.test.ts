@@ -1,5 +1,6 @@
 // The load generator against the simulator over real HTTP on loopback, and its log read back by the
 // exporter's own engine (readInput → Pipeline → buildReport), as `report` would read it.
+import { createServer } from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -189,5 +190,29 @@ describe('LoadGenerator', () => {
   it('fails to start when the log cannot be opened', () => {
     const gen = new LoadGenerator({ target: 'http://127.0.0.1:1', ratePerSecond: 1, logPath: join(dir, 'missing-dir', 'x.ndjson') });
     expect(() => gen.start()).toThrow(/ENOENT/);
+  });
+
+  it('logReportedAnswerTime logs the answer time the response reports instead of the round trip', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.setHeader('server-timing', 'answer;dur=123.456');
+      req.on('end', () => res.end('{}'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const target = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const logPath = join(dir, 'late.log');
+      await drive(new LoadGenerator({ target, ratePerSecond: 20, logPath, logReportedAnswerTime: true }), 300);
+      const lines = await records(logPath);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const l of lines) expect(l.latency_ms).toBe(123.456);
+      // Without the option, the same answers are logged as measured.
+      const plainPath = join(dir, 'plain.log');
+      await drive(new LoadGenerator({ target, ratePerSecond: 20, logPath: plainPath }), 300);
+      for (const l of await records(plainPath)) expect(l.latency_ms).not.toBe(123.456);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
