@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import { gateRouter } from '../gate/gate-router.js';
 import { LoadSheddingGate } from '../gate/load-shedding-gate.js';
 import { ingestRouter } from '../ingest/ingest-router.js';
+import { FollowerGauges } from '../metrics/follower-gauges.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { buildRegistry } from '../metrics/registry.js';
 import { Pipeline } from '../pipeline.js';
@@ -85,7 +86,6 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   };
   const checkpointer =
     checkpointFile === undefined ? undefined : new Checkpointer({ file: checkpointFile, schedule: config.checkpoint.schedule, log, take: snapshot });
-  const registry = buildRegistry([...pipeline.metrics.families(), ...gauges.families(), gate.paused, ...(checkpointer?.families() ?? [])], VERSION);
   // The landing page's numbers: the window now, and samples of it for the charts.
   const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
   const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
@@ -112,6 +112,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       if (outcome === 'gone') log.warn('checkpointed file not found; lines it held past the checkpoint, if any, are lost', { source, path, offset });
       else log.info(outcome === 'moved' ? 'resuming file rotated while stopped' : 'resuming file', { source, path, offset });
     },
+    openFilesCapped: (cap, reason) => {
+      if (reason === 'cap_reached') log.info('more files followed than held open: the least recently active are closed and reopened when they change', { maxOpenFiles: cap });
+      else log.warn('the process ran out of file descriptors: fewer followed files are held open', { maxOpenFiles: cap });
+    },
   };
   const maxLineBytes = config.input.maxLineBytes;
   const resume: ResumeFrom | undefined =
@@ -124,6 +128,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
             maxLineBytes,
             pollIntervalMs: config.sources.pollInterval,
             startAt: config.sources.startAt,
+            maxOpenFiles: config.sources.maxOpenFiles,
             ...(resume === undefined ? {} : { resume }),
           },
           pipeline,
@@ -131,6 +136,11 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         )
       : undefined;
   const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events) : undefined;
+  const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
+  const registry = buildRegistry(
+    [...pipeline.metrics.families(), ...gauges.families(), ...(followerGauges?.families() ?? []), gate.paused, ...(checkpointer?.families() ?? [])],
+    VERSION,
+  );
 
   let ready = false;
   const app = createApp({
@@ -138,7 +148,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     ...(basicAuthOn ? { guard: basicAuth({ users: web.basicAuthUsers, log }) } : {}),
     registry,
     telemetryPath: config.web.telemetryPath,
-    beforeScrape: () => gauges.refresh(),
+    beforeScrape: () => {
+      gauges.refresh();
+      followerGauges?.refresh();
+    },
     ready: () => ready,
     // Restored counters are held back until the lines after the checkpoint are counted again (a scrape
     // between would see them lower than before the restart: a counter reset).
@@ -187,6 +200,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     files: config.sources.files.join(','),
     stdin: config.sources.stdin,
     ingest: config.ingest.enabled,
+    ...(files === undefined ? {} : { maxOpenFiles: files.openFileCap }),
     checkpoint: checkpointFile,
     version: VERSION,
   });

@@ -335,13 +335,13 @@ export class FileFollower {
     f.path = v.path;
     f.end = undefined;
     f.idlePolls = 0;
-    // A closed file is only opened again when the scan's stat says there may be something to read.
-    if (f.fh !== undefined || this.mayHaveChanged(f, v)) await this.readFile(f);
+    // Read only when the scan's stat says there may be something new (a closed file is only then opened again).
+    if (this.mayHaveChanged(f, v)) await this.readFile(f);
     f.checkedAtMs = now;
     this.notePath(f.path, f.key, now);
   }
 
-  /** Whether a closed file may hold bytes not read, or new content: grown, shrunk, written, or never fully probed. */
+  /** Whether a file may hold bytes not read, or new content: grown, shrunk, written since its last probe, or never fully probed. */
   private mayHaveChanged(f: Followed, v: Visible): boolean {
     return f.capCheck || v.size !== f.seenSize || v.mtimeMs !== f.mtimeMs || f.offset < v.size || f.head.length < Math.min(v.size, FINGERPRINT_BYTES);
   }
