@@ -1,6 +1,6 @@
 // `serve`: follow the configured sources, keep the window, answer scrapes until SIGTERM/SIGINT.
 import { restoreMetrics, takeCheckpoint, type Checkpoint, type CheckpointJson } from '../checkpoint/checkpoint-state.js';
-import { Checkpointer, loadCheckpoint } from '../checkpoint/checkpointer.js';
+import { Checkpointer, loadCheckpoint, NotACheckpointError } from '../checkpoint/checkpointer.js';
 import type { Config } from '../config/schema.js';
 import { gateRouter } from '../gate/gate-router.js';
 import { LoadSheddingGate } from '../gate/load-shedding-gate.js';
@@ -75,7 +75,6 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const pipeline = new Pipeline(config);
   // Restored before anything is read, so the pipeline's series handles find the restored series.
   const checkpointFile = config.checkpoint.file;
-  const checkpoint = checkpointFile === undefined ? undefined : restoreCheckpoint(checkpointFile, pipeline, log);
   const gauges = new WindowGauges(pipeline.window, config.signals);
   const gate = new LoadSheddingGate({ pauseLabel: config.gate.pauseLabel, pauseValue: config.gate.pauseValue });
   // Every snapshot is taken between two polls of the files, so offsets and counts agree; without file
@@ -86,6 +85,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   };
   const checkpointer =
     checkpointFile === undefined ? undefined : new Checkpointer({ file: checkpointFile, schedule: config.checkpoint.schedule, log, take: snapshot });
+  const checkpoint = checkpointer === undefined ? undefined : restoreCheckpoint(checkpointer, pipeline, log);
   // The landing page's numbers: the window now, and samples of it for the charts.
   const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
   const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
@@ -112,6 +112,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       if (outcome === 'gone') log.warn('checkpointed file not found; lines it held past the checkpoint, if any, are lost', { source, path, offset });
       else log.info(outcome === 'moved' ? 'resuming file rotated while stopped' : 'resuming file', { source, path, offset });
     },
+    offsetDistrusted: (source, path, checkpointed, offset) => {
+      checkpointer?.reportDropped([{ reason: 'offset_not_line_start', what: `${path}@${checkpointed}` }]);
+      log.warn('checkpointed offset is not at a line start; resuming at the next one', { source, path, checkpointed, offset });
+    },
     openFilesCapped: (cap, reason) => {
       if (reason === 'cap_reached') log.info('more files followed than held open: the least recently active are closed and reopened when they change', { maxOpenFiles: cap });
       else log.warn('the process ran out of file descriptors: fewer followed files are held open', { maxOpenFiles: cap });
@@ -119,7 +123,9 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   };
   const maxLineBytes = config.input.maxLineBytes;
   const resume: ResumeFrom | undefined =
-    checkpoint === undefined ? undefined : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes };
+    checkpoint === undefined
+      ? undefined
+      : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes, untrusted: checkpoint.untrusted };
   const files =
     config.sources.files.length > 0
       ? new FileFollower(
@@ -222,12 +228,25 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   };
 }
 
-/** The previous run's checkpoint, its counters restored into the fresh pipeline; undefined when there is none. */
-function restoreCheckpoint(file: string, pipeline: Pipeline, log: Logger): Checkpoint | undefined {
-  const checkpoint = loadCheckpoint(file, log);
+/**
+ * The previous run's checkpoint, its counters restored into the fresh pipeline (what fails validation
+ * dropped and reported); undefined when there is none. A checkpoint path that holds something else is a
+ * usage error (exit 2), with nothing there touched.
+ */
+function restoreCheckpoint(checkpointer: Checkpointer, pipeline: Pipeline, log: Logger): Checkpoint | undefined {
+  const file = checkpointer.file;
+  let checkpoint: Checkpoint | undefined;
+  try {
+    checkpoint = loadCheckpoint(file, log);
+  } catch (err) {
+    if (err instanceof NotACheckpointError) throw new UsageError(`checkpoint.file: ${err.message}`);
+    throw err;
+  }
   if (checkpoint === undefined) return undefined;
   const savedAt = checkpoint.json.savedAt;
-  if (restoreMetrics(checkpoint, pipeline.metrics) === 'bounds_changed') {
+  const { result, dropped } = restoreMetrics(checkpoint, pipeline.metrics);
+  checkpointer.reportDropped([...checkpoint.dropped, ...dropped]);
+  if (result === 'bounds_changed') {
     log.warn('checkpoint histogram buckets differ from the config: counters start from zero; files still resume from their offsets', {
       file,
       savedAt,
