@@ -13,11 +13,6 @@ export class DirectoryIndex {
     this.dirs.clear();
   }
 
-  /** Forgets one directory's listing (a file was not where the listing said: it moved since). */
-  forget(dir: string): void {
-    this.dirs.delete(dir);
-  }
-
   /** The paths in `dir` of regular files with identity `key`, sorted. */
   async pathsOf(dir: string, key: string): Promise<string[]> {
     let listing = this.dirs.get(dir);

@@ -150,7 +150,7 @@ export async function openSibling(s: Sibling, family: Family | undefined, scratc
 }
 
 /** The file at `path` opened, if it is a regular file with this identity and starts with `head`. */
-export async function openIfSame(path: string, key: string, head: Buffer, scratch: Buffer): Promise<FileHandle | undefined> {
+async function openIfSame(path: string, key: string, head: Buffer, scratch: Buffer): Promise<FileHandle | undefined> {
   const st = await stat(path).catch(() => undefined);
   if (st === undefined || !st.isFile() || identity(st) !== key) return undefined;
   const fh = await open(path, 'r').catch(() => undefined);
