@@ -105,7 +105,7 @@ const USAGE: Record<Command, string> = {
   serve:
     'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.',
   report:
-    'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin) and prints the signals over all of them.\nThe log format is detected per file (nginx, Envoy, Caddy, HAProxy, Kong, Traefik, default) unless input.preset names one.\nExit codes: 0 done, 1 runtime failure or no line became a record, 2 bad usage or config, 3 the --fail-on condition held.',
+    'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin; pipes, FIFOs and <(cmd) too) and prints the signals over all of them.\nThe log format is detected per file (nginx, Envoy, Caddy, HAProxy, Kong, Traefik, default) unless input.preset names one.\nExit codes: 0 done, 1 runtime failure or no line became a record, 2 bad usage or config, 3 the --fail-on condition held, 143/130 stopped by SIGTERM/SIGINT.',
   generate:
     'usage: zero-plane-exporter generate [flags]\n\nWrites the alerting pack (Prometheus rules, PrometheusRule, example Alertmanager config), the Grafana dashboards and the jsonnet mixin\'s generated part from the config.',
   demo: 'usage: zero-plane-exporter demo [flags]\n\nRuns the simulator, a load generator and the exporter together: live signals at http://localhost:9185/ with no config.',

@@ -49,14 +49,21 @@ export async function main(argv: string[]): Promise<number> {
 
     switch (command) {
       case 'report': {
-        const { runReport } = await import('./report-command.js');
-        return await runReport(
+        const { Interrupted, runReport } = await import('./report-command.js');
+        // One-shot: the first SIGTERM/SIGINT stops it (exit 143/130), whatever it is waiting on.
+        const interrupt = new AbortController();
+        void signalled.then((signal) => interrupt.abort(new Interrupted(signal)));
+        const code = await runReport(
           config,
           { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
           (text) => process.stdout.write(text),
           log,
           (text) => process.stderr.write(text),
+          interrupt.signal,
         );
+        // A read that cannot be cancelled (an open() of a FIFO with no writer) would keep the process alive.
+        if (interrupt.signal.aborted) setTimeout(() => process.exit(code), 200).unref();
+        return code;
       }
       case 'generate': {
         noPositionals(flags, command);

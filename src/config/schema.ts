@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { PRESET_NAMES } from '../record/presets.js';
+import { MIN_OPEN_FILES } from '../source/open-files.js';
 import { formatDuration, parseDuration } from './duration.js';
 
 const duration = z.string().transform((text, ctx) => {
@@ -143,6 +144,11 @@ export const sourcesSchema = z
     stdin: z.boolean().default(false),
     pollInterval: duration.default(250),
     startAt: z.enum(['end', 'start']).default('end'),
+    /**
+     * Followed files held open at once; past it the least recently active are closed and reopened by
+     * identity when they change. Lowered at start to leave 128 descriptors below the process's limit.
+     */
+    maxOpenFiles: z.number().int().min(MIN_OPEN_FILES).max(1_000_000).default(1024),
   })
   .strict();
 
