@@ -16,7 +16,7 @@ const LINES = 500;
 function log(): string {
   let out = '';
   for (let n = 1; n <= LINES; n++) {
-    out += `${JSON.stringify({ latency_ms: 150 + (n % 50), status: 200, response_headers: { 'x-anthropic-layer-id': n % 10 === 0 ? 'standard-v3' : 'zero-plane-v1' } })}\n`;
+    out += `${JSON.stringify({ latency_ms: 150 + (n % 50), status: 200, model: 'claude-sonnet', route: '/v1/messages', cohort: 'stable', response_headers: { 'x-anthropic-layer-id': n % 10 === 0 ? 'standard-v3' : 'zero-plane-v1' } })}\n`;
   }
   return out;
 }

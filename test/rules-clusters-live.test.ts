@@ -147,6 +147,7 @@ describe('two clusters, one job, one Prometheus', () => {
       return new Set(r.map((s) => s.metric.alertname)).size === 4 ? r : undefined;
     }, 30_000, 'the P0, band and burn-rate alerts');
     for (const s of firing) expect(s.metric, s.metric.alertname).toMatchObject({ cluster: 'eu', namespace: 'llm', job: 'llm-gateway' });
-    expect((await query('ALERTS{cluster="us"}')).map((s) => s.metric.alertname)).toEqual([]);
+    // Firing, not pending: at start-up ZeroPlaneRequestsStopped may be pending for a group not yet counted.
+    expect((await query('ALERTS{cluster="us", alertstate="firing"}')).map((s) => s.metric.alertname)).toEqual([]);
   }, 40_000);
 });
