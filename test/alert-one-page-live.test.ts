@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { loopbackAlertmanager, pagedAlerts, startSink, type AmConfig, type Sink } from './helpers/alertmanager-sink.js';
 import { requireBinary } from './helpers/binaries.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';

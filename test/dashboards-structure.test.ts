@@ -3,6 +3,7 @@
 // variable everywhere (no __inputs), explicit legends and heatmap colours, thresholds from the config.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { tempDir } from './helpers/temp-dir.js';
+import { writeFiles } from '../src/cli/write-files.js';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +15,6 @@ import {
   GRAFANA_FOLDER,
   PROVISIONED_DASHBOARDS_PATH,
   renderDashboards,
-  writeDashboards,
 } from '../src/dashboards/render-dashboards.js';
 import { allPanels, queryPanels, VARIABLE_NAMES, type Dashboard, type Panel } from './fixtures/dashboards/dashboards.js';
 
@@ -55,9 +55,9 @@ describe('dashboards/ is the generator output', () => {
     }
   });
 
-  it('writeDashboards(config, dir) writes exactly those files', () => {
+  it('generate\'s writeFiles(renderDashboards(config), dir) writes exactly those files', () => {
     const dir = tempDir('zp-dashboards-');
-    const written = writeDashboards(defaultConfig(), dir);
+    const written = writeFiles(renderDashboards(defaultConfig()), dir);
     expect(written.map((p) => relative(dir, p).split('\\').join('/')).sort()).toEqual([...rendered.keys()].sort());
     for (const [file, content] of rendered) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
   });

@@ -11,7 +11,7 @@ import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
 import { defaultConfig, type Config } from '../src/config/schema.js';
 import { receivers } from '../src/pack/alertmanager-example.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { loopbackAlertmanager, startSink, type Sink } from './helpers/alertmanager-sink.js';
 import { requireBinary } from './helpers/binaries.js';
 import { freePort, startDaemon, type Daemon } from './helpers/processes.js';

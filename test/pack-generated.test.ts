@@ -13,7 +13,7 @@ import { alertSpecs } from '../src/pack/alert-specs.js';
 import { groupingOf } from '../src/pack/grouping.js';
 import { ALERT_NAMES, MORE_ALERT_NAMES, ruleGroups } from '../src/pack/rules.js';
 import { renderMixin } from '../src/pack/mixin.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { renderDashboards } from '../src/dashboards/render-dashboards.js';
 import { requireBinary } from './helpers/binaries.js';
 import { runCli } from './helpers/cli-process.js';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config/load.js';
 import { GROUP_NAMES } from '../src/pack/rules.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { requireBinary } from './helpers/binaries.js';
 import { tempDir } from './helpers/temp-dir.js';
 

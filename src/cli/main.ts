@@ -67,16 +67,20 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'generate': {
         noPositionals(flags, command);
-        const [{ writePack }, { writeDashboards }, { writeMixin }, { writeDeploy }] = await Promise.all([
-          import('../pack/write-pack.js'),
+        const [{ writeFiles }, { renderPack }, { renderDashboards }, { renderMixin }, { renderDeploy }] = await Promise.all([
+          import('./write-files.js'),
+          import('../pack/render-pack.js'),
           import('../dashboards/render-dashboards.js'),
           import('../pack/mixin.js'),
-          import('../deploy/write-deploy.js'),
+          import('../deploy/render-deploy.js'),
         ]);
-        for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
-        for (const path of writeDashboards(config, flagString(flags, 'dashboards.out') as string)) log.info('wrote', { path });
-        for (const path of writeMixin(config, flagString(flags, 'mixin.out') as string)) log.info('wrote', { path });
-        for (const path of writeDeploy(config, flagString(flags, 'deploy.out') as string)) log.info('wrote', { path });
+        const outputs: [Map<string, string>, string][] = [
+          [renderPack(config), flagString(flags, 'out') as string],
+          [renderDashboards(config), flagString(flags, 'dashboards.out') as string],
+          [renderMixin(config), flagString(flags, 'mixin.out') as string],
+          [renderDeploy(config), flagString(flags, 'deploy.out') as string],
+        ];
+        for (const [files, outDir] of outputs) for (const path of writeFiles(files, outDir)) log.info('wrote', { path });
         return 0;
       }
       case 'serve': {

@@ -1,7 +1,5 @@
 // Renders the Grafana dashboards, their provisioning files and their Kubernetes ConfigMaps as files.
 // `generate` writes them under dashboards/; a test keeps the committed copies equal to this output.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import type { Config } from '../config/schema.js';
@@ -85,16 +83,4 @@ export function renderDashboards(config: Config): Map<string, string> {
   files.set('provisioning/datasources/prometheus.yaml', prometheusDatasource);
   for (const [path, content] of maps) files.set(path, content);
   return files;
-}
-
-/** Writes every file of renderDashboards() under `outDir` (e.g. `dashboards`); returns the paths written. */
-export function writeDashboards(config: Config, outDir: string): string[] {
-  const written: string[] = [];
-  for (const [file, content] of renderDashboards(config)) {
-    const path = join(outDir, file);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content);
-    written.push(path);
-  }
-  return written;
 }

@@ -3,8 +3,6 @@
 // go. mixin/mixin.libsonnet replaces them from its _config, so a jsonnet user (kube-prometheus) sets
 // those three in jsonnet and gets exactly what `generate` would write for them; every threshold is the
 // config's that generated these files.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { dashboards } from '../dashboards/render-dashboards.js';
 import { templateGrouping, TOKEN } from './grouping.js';
@@ -28,15 +26,4 @@ export function renderMixin(config: Config): Map<string, string> {
     ['generated/prometheus_alerts.json', json({ groups: alerting })],
     ['generated/dashboards.json', json(boards)],
   ]);
-}
-
-export function writeMixin(config: Config, outDir: string): string[] {
-  const written: string[] = [];
-  for (const [file, content] of renderMixin(config)) {
-    const path = join(outDir, file);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content);
-    written.push(path);
-  }
-  return written;
 }

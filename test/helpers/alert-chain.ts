@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../../src/config/load.js';
-import { renderPack } from '../../src/pack/write-pack.js';
+import { renderPack } from '../../src/pack/render-pack.js';
 import { loopbackAlertmanager, startSink, type Sink } from './alertmanager-sink.js';
 import { requireBinary } from './binaries.js';
 import { freePort, startDaemon, startPrometheus, type Daemon } from './processes.js';

@@ -1,6 +1,4 @@
 // Renders the whole alerting pack as files. `generate` writes them; a test compares them with alerts/.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Config } from '../config/schema.js';
 import { prometheusRule as prometheusRuleObject } from '../deploy/kubernetes-metadata.js';
@@ -21,15 +19,4 @@ export function renderPack(config: Config): Map<string, string> {
     ['kubernetes/prometheusrule.yaml', HEADER + stringify(prometheusRule, YAML_OPTIONS)],
     ['alertmanager.example.yml', HEADER + alertmanagerExample(config)],
   ]);
-}
-
-export function writePack(config: Config, outDir: string): string[] {
-  const written: string[] = [];
-  for (const [file, content] of renderPack(config)) {
-    const path = join(outDir, file);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content);
-    written.push(path);
-  }
-  return written;
 }
