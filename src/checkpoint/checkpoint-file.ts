@@ -4,6 +4,7 @@
 // path naming anything else (a user's file, a device, a FIFO, a directory, a symlink) is refused, and
 // nothing there is moved, truncated or written.
 import { closeSync, constants, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { fileKind } from '../config/regular-file.js';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -43,7 +44,7 @@ export function inspectCheckpointPath(path: string): CheckpointPathState {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
     throw err;
   }
-  const kind = kindOf(st);
+  const kind = fileKind(st);
   if (kind !== 'a regular file') throw new NotACheckpointError(path, `is ${kind}, not a checkpoint file`);
   if (st.size === 0) return 'empty';
   const head = readStart(path, SIGNATURE_BYTES);
@@ -51,16 +52,6 @@ export function inspectCheckpointPath(path: string): CheckpointPathState {
   return 'ours';
 }
 
-function kindOf(st: Stats): string {
-  if (st.isFile()) return 'a regular file';
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isSymbolicLink()) return 'a symbolic link (give the path of the file itself)';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isSocket()) return 'a socket';
-  return 'not a regular file';
-}
 
 /** The first `bytes` of a regular file (O_NOFOLLOW, O_NONBLOCK: never a link, never a wait), as text. */
 function readStart(path: string, bytes: number): string {

@@ -36,7 +36,7 @@ export function readRegularFile(path: string, maxBytes = MAX_CONFIG_FILE_BYTES):
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new RegularFileError(path, `not a regular file (${kindOf(stat)}): give the path of a file`);
+    if (!stat.isFile()) throw new RegularFileError(path, `not a regular file (${fileKind(stat)}): give the path of a file`);
     if (stat.size > maxBytes) throw new RegularFileError(path, `${stat.size} bytes, more than the ${maxBytes} a config file may have`);
     const buffer = Buffer.alloc(maxBytes + 1);
     let length = 0;
@@ -55,9 +55,12 @@ export function readRegularFile(path: string, maxBytes = MAX_CONFIG_FILE_BYTES):
   }
 }
 
-function kindOf(stat: Stats): string {
+/** What a path is, in words for an error message ("a FIFO"); lstat() results name links too. */
+export function fileKind(stat: Stats): string {
+  if (stat.isFile()) return 'a regular file';
   if (stat.isDirectory()) return 'a directory';
   if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isSymbolicLink()) return 'a symbolic link (give the path of the file itself)';
   if (stat.isCharacterDevice()) return 'a character device';
   if (stat.isBlockDevice()) return 'a block device';
   if (stat.isSocket()) return 'a socket';
