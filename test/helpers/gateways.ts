@@ -2,13 +2,12 @@
 // upstream, each logging with the block the README shows for it: the block is read from README.md here, so
 // the documentation and the test cannot drift apart. Each gateway also answers one path itself
 // (LOCAL_ANSWER_PATH, a 429), as a rate limit would. Processes are stopped by their own pid.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireBinary } from './binaries.js';
-import { freePort } from './processes.js';
+import { accepts, freePort, startDaemon, type Daemon, type DaemonOptions } from './processes.js';
 
 export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 /** Answered by the gateway itself with a 429, never sent upstream. */
@@ -44,50 +43,9 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-interface Started {
-  output(): string;
-  stop(): Promise<void>;
-}
-
 /** Spawns `bin` and resolves once `port` accepts connections (a bare connect: no request, so nothing is logged). */
-async function startListening(bin: string, args: string[], port: number, opts: { stdout?: number; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Started> {
-  const child = spawn(bin, args, { stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe'], env: opts.env ?? process.env });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const started: Started = {
-    output: () => out,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-        await exited;
-        clearTimeout(killer);
-      }
-    },
-  };
-  const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${bin} exited with ${child.exitCode}:\n${out}`);
-    if (await accepts(port)) return started;
-    if (Date.now() > deadline) {
-      await started.stop();
-      throw new Error(`${bin} not listening on ${port}:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
+function startListening(bin: string, args: string[], port: number, opts: DaemonOptions = {}): Promise<Daemon> {
+  return startDaemon(bin, args, () => accepts(port), 15_000, opts);
 }
 
 export interface Nginx extends Gateway {

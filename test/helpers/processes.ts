@@ -1,6 +1,6 @@
 // Real servers (Prometheus, Alertmanager) started by a test on loopback and always stopped by it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 export interface Daemon {
   child: ChildProcess;
@@ -19,9 +19,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts `bin args` and resolves once `readyUrl` answers 200, within `timeoutMs`. */
-export async function startDaemon(bin: string, args: string[], readyUrl: string, timeoutMs = 20_000): Promise<Daemon> {
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export interface DaemonOptions {
+  /** Where the child's stdout goes: piped into output() (default), or an fd (a gateway writing its log there). */
+  stdout?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Starts `bin args` and resolves once it is ready, within `timeoutMs`: `ready` is a URL that must answer
+ * 200, or a probe (e.g. a bare TCP connect, for a gateway whose every request would be logged).
+ */
+export async function startDaemon(bin: string, args: string[], ready: string | (() => Promise<boolean>), timeoutMs = 20_000, opts: DaemonOptions = {}): Promise<Daemon> {
+  const child = spawn(bin, args, { stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe'], env: opts.env ?? process.env });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
@@ -38,21 +47,38 @@ export async function startDaemon(bin: string, args: string[], readyUrl: string,
       }
     },
   };
+  const probe =
+    typeof ready === 'string'
+      ? async () => {
+          try {
+            return (await fetch(ready, { signal: AbortSignal.timeout(1_000) })).ok;
+          } catch {
+            return false; // not listening yet
+          }
+        }
+      : ready;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${bin} exited with ${child.exitCode}:\n${out}`);
-    try {
-      const res = await fetch(readyUrl, { signal: AbortSignal.timeout(1_000) });
-      if (res.ok) return daemon;
-    } catch {
-      // not listening yet
-    }
+    if (await probe()) return daemon;
     if (Date.now() > deadline) {
       await daemon.stop();
-      throw new Error(`${bin} not ready at ${readyUrl} within ${timeoutMs} ms:\n${out}`);
+      throw new Error(`${bin} not ready (${typeof ready === 'string' ? ready : 'probe'}) within ${timeoutMs} ms:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Whether 127.0.0.1:`port` accepts a connection (closed at once: no request is made). */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 export interface PrometheusOptions {
