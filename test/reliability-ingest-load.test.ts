@@ -106,7 +106,6 @@ describe('HTTP ingest under load while /metrics is scraped', () => {
     const rssWarm = rssBytes(pid);
     const before = await scrape();
 
-    const started = Date.now();
     let loading = true;
     const scrapes: number[] = [];
     const scraper = (async () => {
@@ -118,11 +117,9 @@ describe('HTTP ingest under load while /metrics is scraped', () => {
     const { result, totals } = await load(LOAD_REQUESTS);
     loading = false;
     await scraper;
-    const elapsedMs = Date.now() - started;
     const after = await scrape();
     const rssAfter = rssBytes(pid);
 
-    expect(elapsedMs).toBeLessThan(15_000);
     expect(result.errors).toBe(0);
     expect(result.timeouts).toBe(0);
     expect(result.non2xx).toBe(0);
