@@ -1,20 +1,13 @@
 // The whole chain, live on loopback: the exporter follows a gateway log, a real Prometheus scrapes it and
 // evaluates the generated rules (a test copy with 10 s windows and no `for`), a real Alertmanager routes
 // with the committed example config, and the exporter's own webhook flips the load-shedding gate.
-import { createServer, type Server } from 'node:http';
-import { tempDir } from './helpers/temp-dir.js';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
-import { parseConfig } from '../src/config/load.js';
-import { renderPack } from '../src/pack/write-pack.js';
-import { requireBinary } from './helpers/binaries.js';
+import { promQuery, startAlertChain, type AlertChain } from './helpers/alert-chain.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
-import { freePort, startDaemon, startPrometheus, type Daemon } from './helpers/processes.js';
+import { tempDir } from './helpers/temp-dir.js';
 
-const EXAMPLE_AM = fileURLToPath(new URL('../alerts/alertmanager.example.yml', import.meta.url));
 const TOKEN = 'chain-test-token';
 
 interface Gate {
@@ -26,10 +19,7 @@ interface Gate {
 let dir: string;
 let log: string;
 let exporter: ServeProcess;
-let prometheus: Daemon;
-let alertmanager: Daemon;
-let sink: Server;
-const pagerNotifications: { status: string; alerts: { labels: Record<string, string> }[] }[] = [];
+let chain: AlertChain;
 let writer: NodeJS.Timeout | undefined;
 
 /** Appends 20 requests every 100 ms: `slowShare` of hits at 250 ms (above the 194.25 ms ceiling), `degraded` per batch. */
@@ -58,17 +48,10 @@ async function gate(): Promise<Gate> {
   return (await res.json()) as Gate;
 }
 
-async function promQuery(url: string, query: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
-  const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(query)}`, { signal: AbortSignal.timeout(2_000) });
-  const body = (await res.json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
-  return body.data.result;
-}
-
 describe('exporter → Prometheus → Alertmanager → load-shedding gate', () => {
   let promUrl: string;
 
   beforeAll(async () => {
-    const amBin = requireBinary('prometheus-alertmanager');
     dir = tempDir('zp-chain-');
     log = join(dir, 'gateway.log');
     writeFileSync(log, '');
@@ -79,65 +62,13 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
     const exporterConfig = join(dir, 'zp.yml');
     writeFileSync(exporterConfig, `gate:\n  bearerTokenFile: ${tokenFile}\n`);
     exporter = await startServe([`--config.file=${exporterConfig}`, log]);
-
-    // A sink standing in for the pager and ticket receivers.
-    const sinkPort = await freePort();
-    sink = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        if (req.url === '/pager') pagerNotifications.push(JSON.parse(body) as (typeof pagerNotifications)[number]);
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => sink.listen(sinkPort, '127.0.0.1', resolve));
-
-    // Alertmanager with the committed example routing; only timings and receiver URLs are changed.
-    const am = parse(readFileSync(EXAMPLE_AM, 'utf8')) as {
-      route: Record<string, unknown> & { routes: Record<string, unknown>[] };
-      receivers: { name: string; webhook_configs: Record<string, unknown>[] }[];
-    };
-    for (const route of [am.route, ...am.route.routes]) {
-      route.group_wait = '0s';
-      route.group_interval = '1s';
-    }
-    for (const r of am.receivers) {
-      const hook = r.webhook_configs[0] as Record<string, unknown>;
-      if (r.name === 'load-shedding-gate') {
-        hook.url = `${exporter.url}/api/v1/alerts/webhook`;
-        hook.http_config = { authorization: { type: 'Bearer', credentials_file: tokenFile } };
-      } else {
-        hook.url = `http://127.0.0.1:${sinkPort}/${r.name}`;
-      }
-    }
-    const amConfig = join(dir, 'alertmanager.yml');
-    writeFileSync(amConfig, stringify(am));
-    const amPort = await freePort();
-    alertmanager = await startDaemon(
-      amBin,
-      [`--config.file=${amConfig}`, `--storage.path=${join(dir, 'am')}`, `--web.listen-address=127.0.0.1:${amPort}`, '--cluster.listen-address='],
-      `http://127.0.0.1:${amPort}/-/ready`,
-    );
-
-    // Prometheus with the generated rules, regenerated with short windows for the test.
-    const packConfig = parseConfig(
-      'pack:\n  rateWindow: 10s\n  evaluationInterval: 1s\n  for: { p0: 0s, driftOutOfBand: 0s, canaryRollback: 0s, hitRateLow: 0s, degraded: 0s, warmupEfficiencyLow: 0s, optInMalformed: 0s, exporterDown: 0s, sourceStalled: 0s, parseErrorsHigh: 0s }\n',
-      'test-pack.yml',
-    );
-    const started = await startPrometheus(requireBinary('prometheus'), {
-      dir,
-      rules: renderPack(packConfig).get('zero-plane.rules.yml') as string,
-      scrapeTarget: exporter.url.replace('http://', ''),
-      alertmanager: `127.0.0.1:${amPort}`,
-    });
-    promUrl = started.url;
-    prometheus = started.daemon;
+    chain = await startAlertChain({ dir, exporterUrl: exporter.url, gateTokenFile: tokenFile });
+    promUrl = chain.promUrl;
   }, 60_000);
 
   afterAll(async () => {
     if (writer) clearInterval(writer);
-    await Promise.allSettled([prometheus?.stop(), alertmanager?.stop(), exporter?.stop('SIGKILL')]);
-    await new Promise((resolve) => (sink ? sink.close(resolve) : resolve(undefined)));
+    await Promise.allSettled([chain?.stop(), exporter?.stop('SIGKILL')]);
   });
 
   it('a healthy log never pauses the gate, while the rules do see it', async () => {
@@ -166,8 +97,8 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
     expect(paused.since).not.toBeNull();
     const metrics = await (await fetch(`${exporter.url}/metrics`)).text();
     expect(metrics).toMatch(/^zero_plane_noncore_paused 1$/m);
-    // The P0 also paged (routed with continue: true).
-    await waitFor(() => (pagerNotifications.some((n) => n.alerts.some((a) => a.labels.alertname === 'ZeroPlaneP0DriftWithDegraded')) ? true : undefined), 10_000, 'the P0 page');
+    // The P0 also paged, on PagerDuty (routed with continue: true).
+    await waitFor(() => (chain.sink.pages().some((e) => e.payload?.summary?.includes('ZeroPlaneP0DriftWithDegraded')) ? true : undefined), 10_000, 'the P0 page');
 
     stream('healthy');
     await waitFor(async () => ((await gate()).pauseNonCore ? undefined : true), 40_000, 'the gate to reopen once the P0 resolves');

@@ -10,8 +10,12 @@ const HIT = (ms: number, extra = '') =>
   `{"latency_ms":${ms},"status":200,"response_headers":{"x-anthropic-layer-id":"zero-plane-v1"${extra}}}`;
 
 let dir: string;
+/** `--config.file` of a config with the traffic guard at 1: for tests about a verdict's arithmetic on a few lines. */
+let GUARD_1: string[] = [];
 beforeAll(() => {
   dir = tempDir('zp-cli-');
+  writeFileSync(join(dir, 'guard-1.yml'), 'alerts:\n  minRequests: 1\n');
+  GUARD_1 = ['--config.file', join(dir, 'guard-1.yml')];
 });
 
 describe('report', () => {
@@ -27,14 +31,23 @@ describe('report', () => {
     expect(report).toMatchObject({ lines: 2, records: 2, requests: 2, hits: 2, hitRate: 1, degradedCount: 0, warmupEfficiency: null });
   });
 
-  it('--fail-on P0 exits 3 only when drift > +5 % and degraded > 0 together', () => {
+  it('--fail-on P0 exits 3 only when drift > +5 % and degraded > 0 together (with the traffic guard at 1 request)', () => {
     const p0 = join(dir, 'p0.ndjson');
     writeFileSync(p0, `${HIT(250, ',"x-anthropic-delay-profile":"degraded"')}\n`);
-    expect(runCli(['report', '--fail-on', 'P0', p0]).code).toBe(3);
+    expect(runCli(['report', '--fail-on', 'P0', ...GUARD_1, p0]).code).toBe(3);
     const driftOnly = join(dir, 'drift.ndjson');
     writeFileSync(driftOnly, `${HIT(250)}\n`);
-    expect(runCli(['report', '--fail-on', 'P0', driftOnly]).code).toBe(0);
-    expect(runCli(['report', '--fail-on', 'ZeroPlaneP99DriftOutOfBand', driftOnly]).code).toBe(3);
+    expect(runCli(['report', '--fail-on', 'P0', ...GUARD_1, driftOnly]).code).toBe(0);
+    expect(runCli(['report', '--fail-on', 'ZeroPlaneP99DriftOutOfBand', ...GUARD_1, driftOnly]).code).toBe(3);
+  });
+
+  it('at the default alerts.minRequests (200), one slow degraded request is no P0; 200 with the same share are', () => {
+    const one = join(dir, 'one.ndjson');
+    writeFileSync(one, `${HIT(250, ',"x-anthropic-delay-profile":"degraded"')}\n`);
+    expect(runCli(['report', '--fail-on', 'P0', one]).code).toBe(0);
+    const many = join(dir, 'many.ndjson');
+    writeFileSync(many, `${Array.from({ length: 200 }, () => HIT(250, ',"x-anthropic-delay-profile":"degraded"')).join('\n')}\n`);
+    expect(runCli(['report', '--fail-on', 'P0', many]).code).toBe(3);
   });
 
   it('reads gzip files transparently and stdin as -', () => {
@@ -124,14 +137,14 @@ describe('report band verdicts are exact, as the rules decide them', () => {
     const lines = [...Array(98).fill(HIT(150)), HIT(194.1, ',"x-anthropic-delay-profile":"degraded"'), HIT(300)];
     const file = join(dir, 'edge.ndjson');
     writeFileSync(file, `${lines.join('\n')}\n`);
-    const r = runCli(['report', '--format=json', '--fail-on', 'P0', file]);
+    const r = runCli(['report', '--format=json', '--fail-on', 'P0', ...GUARD_1, file]);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as { alerts: { name: string; firing: boolean }[] };
     expect(report.alerts.find((a) => a.name === 'ZeroPlaneP0DriftWithDegraded')?.firing).toBe(false);
     expect(report.alerts.find((a) => a.name === 'ZeroPlaneP99DriftOutOfBand')?.firing).toBe(false);
     // One more slow hit: 2 of 101 above the ceiling → p99 above it, P0 fires.
     writeFileSync(file, `${[...lines, HIT(300)].join('\n')}\n`);
-    expect(runCli(['report', '--fail-on', 'P0', file]).code).toBe(3);
+    expect(runCli(['report', '--fail-on', 'P0', ...GUARD_1, file]).code).toBe(3);
   });
 
   it('a canary cohort above the ceiling fires ZeroPlaneCanaryRollback; the stable cohort does not', () => {
@@ -139,8 +152,10 @@ describe('report band verdicts are exact, as the rules decide them', () => {
     const file = join(dir, 'canary.ndjson');
     const stableSlow = [...Array(50).fill(hit(250, 'stable')), ...Array(50).fill(hit(150, 'canary-1pct'))];
     writeFileSync(file, `${stableSlow.join('\n')}\n`);
-    expect(runCli(['report', '--fail-on', 'ZeroPlaneCanaryRollback', file]).code).toBe(0);
+    expect(runCli(['report', '--fail-on', 'ZeroPlaneCanaryRollback', ...GUARD_1, file]).code).toBe(0);
     writeFileSync(file, `${[...stableSlow, hit(250, 'canary-1pct')].join('\n')}\n`);
-    expect(runCli(['report', '--fail-on', 'ZeroPlaneCanaryRollback', file]).code).toBe(3);
+    expect(runCli(['report', '--fail-on', 'ZeroPlaneCanaryRollback', ...GUARD_1, file]).code).toBe(3);
+    // The canary's own Zero-Plane requests (51) are under the default guard: no rollback on so few.
+    expect(runCli(['report', '--fail-on', 'ZeroPlaneCanaryRollback', file]).code).toBe(0);
   });
 });

@@ -74,6 +74,41 @@ describe('config', () => {
   });
 });
 
+describe('the alerting pack\'s keys', () => {
+  it('defaults: aggregation by job, the exporter\'s job as selector, 200 events per window, the SRE workbook\'s burn rates', () => {
+    const c = loadConfig(undefined);
+    expect(c.pack.aggregationLabels).toEqual(['job']);
+    expect(c.pack.selector).toBe('job="zero-plane-exporter"');
+    expect(c.alerts.minRequests).toBe(200);
+    expect(c.slos).toMatchObject({ period: 28 * 86_400_000, hitRate: { objective: 0.994 }, latency: { objective: 0.99 } });
+    expect(c.slos.page.map((w) => [w.factor, w.long, w.short])).toEqual([[14.4, 3_600_000, 300_000], [6, 21_600_000, 1_800_000]]);
+    expect(c.slos.ticket.map((w) => [w.factor, w.long, w.short])).toEqual([[3, 86_400_000, 7_200_000], [1, 259_200_000, 21_600_000]]);
+    expect(c.dashboards.editable).toBe(false);
+  });
+
+  it('takes the kube-prometheus setting and a regex selector', () => {
+    const c = parseConfig('pack:\n  aggregationLabels: [cluster, namespace, job]\n  selector: \'job=~"llm-gateway.*", namespace!="test"\'\n', 'zp.yml');
+    expect(c.pack.aggregationLabels).toEqual(['cluster', 'namespace', 'job']);
+    expect(c.pack.selector).toBe('job=~"llm-gateway.*", namespace!="test"');
+  });
+
+  it('names the line and the key of every bad value', () => {
+    expect(problemOf('pack:\n  aggregationLabels: [cluster, namespace]\n')).toMatch(/^zp\.yml:2: pack\.aggregationLabels: must include job/);
+    expect(problemOf('pack:\n  aggregationLabels: [job, instance]\n')).toMatch(/^zp\.yml:2: pack\.aggregationLabels: "instance" cannot be an aggregation label/);
+    expect(problemOf('pack:\n  aggregationLabels: [job, job]\n')).toMatch(/^zp\.yml:2: pack\.aggregationLabels: "job" is listed twice/);
+    expect(problemOf('pack:\n  aggregationLabels: [job, 9lives]\n')).toMatch(/^zp\.yml:2: pack\.aggregationLabels\.1: not a Prometheus label name/);
+    expect(problemOf('pack:\n  selector: job\n')).toMatch(/^zp\.yml:2: pack\.selector: not a list of PromQL label matchers/);
+    expect(problemOf('pack:\n  selector: \'job=~"a", \'\n')).toMatch(/^zp\.yml:2: pack\.selector: not a list of PromQL label matchers/);
+    expect(problemOf('pack:\n  runbookUrl: docs/runbook.md\n')).toMatch(/^zp\.yml:2: pack\.runbookUrl: not an http\(s\) URL/);
+    expect(problemOf('alerts:\n  minRequests: 0\n')).toMatch(/^zp\.yml:2: alerts\.minRequests: /);
+    expect(problemOf('slos:\n  latency:\n    objective: 1\n')).toMatch(/^zp\.yml:3: slos\.latency\.objective: /);
+    expect(problemOf('slos:\n  page:\n    - { factor: 14.4, long: 5m, short: 1h }\n')).toMatch(/^zp\.yml:3: slos\.page\.0: `short` must be shorter than `long`/);
+    expect(problemOf('slos:\n  period: 1d\n')).toMatch(/slos\.ticket\.1\.long: 3d is longer than slos\.period \(1d\)/);
+    expect(problemOf('alertmanager:\n  chat:\n    name: zero-plane-pager\n')).toMatch(/^zp\.yml:\d+: alertmanager: receiver names must differ/);
+    expect(problemOf('pack:\n  exporterSelector: \'job="x"\'\n')).toMatch(/^zp\.yml:\d+: pack: .*exporterSelector/);
+  });
+});
+
 describe('examples/zero-plane.yml', () => {
   it('documents exactly the built-in defaults', () => {
     const documented = loadConfig(new URL('../examples/zero-plane.yml', import.meta.url).pathname);

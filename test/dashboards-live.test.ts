@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import { DASHBOARD_UIDS, renderDashboards } from '../src/dashboards/render-dashboards.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { requireBinary } from './helpers/binaries.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
 import { startPrometheus, type Daemon } from './helpers/processes.js';
@@ -24,9 +24,9 @@ import {
 
 /** 10 s windows and 1 s evaluation, as the chain test uses; every threshold stays the default. */
 const CONFIG_TEXT =
-  'pack:\n  rateWindow: 10s\n  evaluationInterval: 1s\n  for: { p0: 0s, driftOutOfBand: 0s, canaryRollback: 0s, hitRateLow: 0s, degraded: 0s, warmupEfficiencyLow: 0s, optInMalformed: 0s, exporterDown: 0s, sourceStalled: 0s, parseErrorsHigh: 0s }\n';
+  'pack:\n  rateWindow: 10s\n  evaluationInterval: 1s\n  keepFiringFor: 0s\n  for: { p0: 0s, driftOutOfBand: 0s, canaryRollback: 0s, hitRateLow: 0s, degraded: 0s, warmupEfficiencyLow: 0s, optInMalformed: 0s, exporterDown: 0s, sourceStalled: 0s, parseErrorsHigh: 0s }\n';
 /** What Grafana would substitute with a 1 s scrape interval over a short time range. */
-const EXPANSION: Expansion = { rateInterval: '10s', interval: '2s', range: '30s', variableValue: '.*' };
+const EXPANSION: Expansion = { rateInterval: '10s', interval: '2s', range: '30s', variableValue: '.+' };
 
 /** The panels whose data this test requires, not just a successful query. */
 const CORE_PANELS: Record<string, string[]> = {
@@ -40,6 +40,8 @@ const CORE_PANELS: Record<string, string[]> = {
     'p99 against the band',
     'Share of requests above the ceiling (exact)',
     'Requests: Zero-Plane hit vs fallback',
+    'Hit rate burn rate per window',
+    'Latency burn rate per window',
   ],
   'zero-plane-latency': ['Latency heatmap', 'p50 / p99 / p99.9 from the buckets', 'Window quantiles', 'p99: canary cohorts vs the rest'],
   'zero-plane-diagnostics': ['Downgrades by reason', 'Opt-in header states', 'Log lines read per source', 'Read lag'],
@@ -60,6 +62,11 @@ let dashboards: Dashboard[];
 
 async function promQuery(query: string): Promise<PromResponse> {
   const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(query)}`, { signal: AbortSignal.timeout(5_000) });
+  return (await res.json()) as PromResponse;
+}
+
+async function promQueryAt(query: string, time: number): Promise<PromResponse> {
+  const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(query)}&time=${time}`, { signal: AbortSignal.timeout(5_000) });
   return (await res.json()) as PromResponse;
 }
 
@@ -101,13 +108,31 @@ afterAll(async () => {
 });
 
 describe('dashboards against a live Prometheus', () => {
-  it('the dashboards for this test read the short-window rule names Prometheus records', () => {
-    const text = JSON.stringify(dashboards);
-    expect(text).toContain('zero_plane:hit_rate:ratio_rate10s');
-    expect(text).not.toContain('rate5m');
+  it('the dashboards for this test compute the alerts\' signals over the same 10s window the rules use', () => {
+    const exprs = dashboards.flatMap((d) => queryPanels(d).flatMap((p) => (p.targets ?? []).map((t) => t.expr)));
+    expect(exprs.some((e) => e.includes('[10s]'))).toBe(true);
+    expect(exprs.filter((e) => /zero_plane:[a-z_]+:/.test(e))).toEqual([]);
   });
 
-  it('every panel query runs via /api/v1/query without error (macros expanded, variables = .*)', async () => {
+  it('the per-job stats are exactly what the recording rules recorded (evaluated at the rule\'s own timestamp)', async () => {
+    const o = dashboards.find((d) => d.uid === 'zero-plane-overview') as Dashboard;
+    const statExpr = (title: string) => expand(allPanels(o).find((p) => p.title === title)?.targets?.[0]?.expr as string, EXPANSION);
+    const pairs: [string, string][] = [
+      ['Hit rate', 'zero_plane:hit_rate:ratio_rate10s'],
+      ['Warm-up efficiency', 'zero_plane:warmup_efficiency:ratio_rate10s'],
+      ['p99 drift', 'zero_plane:p99_drift:ratio_rate10s'],
+    ];
+    for (const [title, rule] of pairs) {
+      // A recorded sample 3 s old: every scrape up to its timestamp is stored by now.
+      const at = await waitFor(async () => (await promQueryAt(`timestamp(${rule})`, Date.now() / 1000 - 3)).data.result[0]?.value[1], 10_000, `${rule} 3 s ago`);
+      const recorded = Number((await promQueryAt(rule, Number(at))).data.result[0]?.value[1]);
+      const computed = Number((await promQueryAt(statExpr(title), Number(at))).data.result[0]?.value[1]);
+      expect(Number.isFinite(recorded), rule).toBe(true);
+      expect(computed, `${title} vs ${rule}`).toBeCloseTo(recorded, 9);
+    }
+  });
+
+  it('every panel query runs via /api/v1/query without error (macros expanded, variables = All)', async () => {
     const failures: string[] = [];
     let count = 0;
     for (const d of dashboards) {
@@ -173,8 +198,16 @@ describe('dashboards against a live Prometheus', () => {
         }
       }
     }
-    // No label reaches its value limit, and the only source exists.
-    expect(empty).toEqual(['zero-plane-diagnostics / Label overflow / A', 'zero-plane-diagnostics / Source errors / A']);
+    // No label reaches its value limit, and the only source exists. The error budget is counted in whole
+    // hours (zero_plane_instance:slo_*:increase1h on a 1h step), and this Prometheus is minutes old.
+    expect(empty).toEqual([
+      'zero-plane-overview / Hit rate budget left / A',
+      'zero-plane-overview / Hit rate budget: time to exhaustion / A',
+      'zero-plane-overview / Latency budget left / A',
+      'zero-plane-overview / Latency budget: time to exhaustion / A',
+      'zero-plane-diagnostics / Label overflow / A',
+      'zero-plane-diagnostics / Source errors / A',
+    ]);
   });
 
   it('the overview stats show the fixture’s numbers, coloured as their thresholds say', async () => {
@@ -204,5 +237,14 @@ describe('dashboards against a live Prometheus', () => {
     expect(warmup.color).toBe('green');
     expect(await stat('P0: p99 above the ceiling with degraded requests')).toEqual({ value: 1, color: 'red' });
     expect(await stat('Non-core calls paused')).toEqual({ value: 0, color: 'green' });
+    // Burn rates: 3 fallbacks of 22 requests against the 0.6 % budget, 1 slow of 19 Zero-Plane requests
+    // against the 1 % budget, the same over every window (the batch never changes).
+    for (const [title, burn] of [['Hit rate burn rate per window', 3 / 22 / 0.006], ['Latency burn rate per window', 1 / 19 / 0.01]] as const) {
+      const p = allPanels(o).find((x) => x.title === title);
+      for (const t of p?.targets ?? []) {
+        const r = await promQuery(expand(t.expr, EXPANSION));
+        expect(Number(r.data.result[0]?.value[1]), `${title} ${t.legendFormat}`).toBeCloseTo(burn, 1);
+      }
+    }
   });
 });

@@ -119,20 +119,28 @@ describe('dashboard queries', () => {
     );
     expect(unknown).toEqual([]);
     // The check has teeth: the dashboards read raw series, recording rules and built-ins alike.
-    expect([...used].filter((m) => recorded.has(m)).length).toBeGreaterThan(5);
+    expect([...used].filter((m) => recorded.has(m)).length).toBe(2);
     expect([...used].filter((m) => scrapedNames.has(m)).length).toBeGreaterThan(15);
-    expect(used.has('ALERTS') && used.has('up')).toBe(true);
+    expect(used.has('up')).toBe(true);
   });
 
-  it('the recording rules a dashboard reads are those of the committed pack (the same pack.rateWindow)', () => {
+  it('the only recording rules a dashboard reads are the per-instance hourly SLO increases (every other rule has lost `instance`)', () => {
     const ruleNamesUsed = new Set(queries.flatMap((q) => checkPromql(expand(q.expr)).metrics.filter((m) => m.includes(':'))));
-    expect([...ruleNamesUsed].every((m) => /(rate|increase)5m$/.test(m)), [...ruleNamesUsed].join(', ')).toBe(true);
+    expect([...ruleNamesUsed].sort()).toEqual(['zero_plane_instance:slo_errors:increase1h', 'zero_plane_instance:slo_requests:increase1h']);
   });
 
-  it('rate() and increase() use $__rate_interval (or $__range for totals over the time range), never a fixed window', () => {
-    const windows = queries.flatMap((q) => [...q.expr.matchAll(/\[([^\]]*)\]/g)].map((m) => `${m[1]} (${q.where})`));
-    expect(windows.length).toBeGreaterThan(30);
-    expect(windows.filter((w) => !/^\$__(rate_interval|range) /.test(w))).toEqual([]);
+  it('rate() uses $__rate_interval; a fixed window is an increase() over a window the alerts use (5m, the burn-rate windows) or the budget period', () => {
+    const ranges = queries.flatMap((q) => [...q.expr.matchAll(/(\w+)\(([^()]*?)\[([^\]]*)\]/g)].map((m) => ({ fn: m[1] as string, range: m[3] as string, where: q.where })));
+    expect(ranges.length).toBeGreaterThan(30);
+    const alertWindows = new Set(['5m', '30m', '1h', '2h', '6h', '1d', '3d']);
+    const bad = ranges.filter(({ fn, range }) => {
+      if (range === '$__rate_interval') return false;
+      if (fn === 'increase') return !(range === '$__range' || alertWindows.has(range));
+      if (fn === 'sum_over_time') return range !== '28d:1h';
+      return true;
+    });
+    expect(bad).toEqual([]);
+    expect(ranges.filter((r) => r.fn === 'rate').every((r) => r.range === '$__rate_interval')).toBe(true);
   });
 
   it('counters and histogram series (_total, _bucket, _count) are only read through rate() or increase()', () => {
@@ -142,9 +150,9 @@ describe('dashboard queries', () => {
     expect(raw).toEqual([]);
   });
 
-  it('queries only use the dashboard variables job, model, route and cohort', () => {
+  it('queries only use the dashboard variables job, instance, model, route and cohort', () => {
     const used = new Set(queries.flatMap((q) => variablesUsed(q.expr)));
     expect([...used].every((v) => VARIABLE_NAMES.includes(v)), [...used].join(', ')).toBe(true);
-    expect([...used].sort()).toEqual(['cohort', 'job', 'model', 'route']);
+    expect([...used].sort()).toEqual(['cohort', 'instance', 'job', 'model', 'route']);
   });
 });

@@ -3,6 +3,7 @@
 // variable everywhere (no __inputs), explicit legends and heatmap colours, thresholds from the config.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { tempDir } from './helpers/temp-dir.js';
+import { writeFiles } from '../src/cli/write-files.js';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +15,6 @@ import {
   GRAFANA_FOLDER,
   PROVISIONED_DASHBOARDS_PATH,
   renderDashboards,
-  writeDashboards,
 } from '../src/dashboards/render-dashboards.js';
 import { allPanels, queryPanels, VARIABLE_NAMES, type Dashboard, type Panel } from './fixtures/dashboards/dashboards.js';
 
@@ -55,9 +55,9 @@ describe('dashboards/ is the generator output', () => {
     }
   });
 
-  it('writeDashboards(config, dir) writes exactly those files', () => {
+  it('generate\'s writeFiles(renderDashboards(config), dir) writes exactly those files', () => {
     const dir = tempDir('zp-dashboards-');
-    const written = writeDashboards(defaultConfig(), dir);
+    const written = writeFiles(renderDashboards(defaultConfig()), dir);
     expect(written.map((p) => relative(dir, p).split('\\').join('/')).sort()).toEqual([...rendered.keys()].sort());
     for (const [file, content] of rendered) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
   });
@@ -141,17 +141,25 @@ describe('dashboards import into Grafana 11 and 12', () => {
     }
   });
 
-  it('variables: datasource (type prometheus) and job, model, route, cohort (multi, All = .*, refreshed on time change)', () => {
+  it('variables: datasource (type prometheus), job and instance (All = .+), model, route, cohort (All = .*: no cohort is empty); multi, refreshed on time change', () => {
     for (const d of dashboards) {
       const vars = d.templating.list;
       expect(vars.map((v) => v.name)).toEqual(VARIABLE_NAMES);
       const [ds, ...filters] = vars;
       expect(ds).toMatchObject({ type: 'datasource', name: 'datasource', query: 'prometheus', label: 'Data source' });
       for (const v of filters) {
-        expect(v).toMatchObject({ type: 'query', datasource: DS, refresh: 2, multi: true, includeAll: true, allValue: '.*' });
+        const allValue = ['job', 'instance'].includes(v.name) ? '.+' : '.*';
+        expect(v).toMatchObject({ type: 'query', datasource: DS, refresh: 2, multi: true, includeAll: true, allValue });
         expect(v.query).toMatch(new RegExp(`^label_values\\(.*, ${v.name}\\)$`));
       }
+      // The job and instance variables list the exporter's own series only (pack.selector).
+      expect(vars.find((v) => v.name === 'job')?.query).toBe('label_values(zero_plane_exporter_build_info{job="zero-plane-exporter"}, job)');
+      expect(vars.find((v) => v.name === 'instance')?.query).toBe('label_values(zero_plane_exporter_build_info{job="zero-plane-exporter", job=~"$job"}, instance)');
     }
+  });
+
+  it('not editable (dashboards.editable, default false): provisioned dashboards change in the generator', () => {
+    for (const d of dashboards) expect(d.editable, d.uid).toBe(false);
   });
 
   it('time series show their legends; heatmaps have a 64-step colour scheme and bucket-format queries', () => {
@@ -214,32 +222,55 @@ describe('thresholds and rule names come from the config', () => {
       { value: 0.19425, color: 'red' },
     ]);
     expect(band.fieldConfig?.defaults.custom?.thresholdsStyle).toEqual({ mode: 'dashed' });
-    expect(band.targets?.[0]?.expr).toBe('zero_plane:request_duration_seconds:p99_rate5m{job=~"$job"}');
-    expect(panelByTitle(o, 'Share of requests above the ceiling (exact)').targets?.[0]?.expr).toBe(
-      'zero_plane:latency_above_ceiling:ratio_rate5m{job=~"$job"}',
+    expect(band.targets?.[0]?.expr).toBe(
+      'histogram_quantile(0.99, sum by (job, le) (rate(zero_plane_request_duration_seconds_bucket{job="zero-plane-exporter", job=~"$job", instance=~"$instance", hit="true"}[$__rate_interval])))',
     );
+    expect(panelByTitle(o, 'Share of requests above the ceiling (exact)').targets?.[0]?.expr).toContain('le="0.19425"');
   });
 
-  it('the P0 panel evaluates the alert’s own expression and ALERTS; the gate panel reads zero_plane_noncore_paused', () => {
+  it('the P0 panel evaluates the alert’s condition and guard (rendered from the same spec over the raw series); the gate panel reads zero_plane_noncore_paused', () => {
     const o = byUid('zero-plane-overview');
-    const [condition, firing] = panelByTitle(o, 'P0: p99 above the ceiling with degraded requests').targets ?? [];
-    expect(condition?.expr).toContain('(zero_plane:latency_above_ceiling:ratio_rate5m > 0.01)\nand on (job)\n(zero_plane:degraded_requests:increase5m > 0)');
-    expect(firing?.expr).toContain('ALERTS{alertname="ZeroPlaneP0DriftWithDegraded", alertstate="firing"}');
-    expect(panelByTitle(o, 'Non-core calls paused').targets?.[0]?.expr).toContain('zero_plane_noncore_paused{job=~"$job"}');
+    const targets = panelByTitle(o, 'P0: p99 above the ceiling with degraded requests').targets ?? [];
+    expect(targets).toHaveLength(1);
+    const condition = targets[0]?.expr ?? '';
+    expect(condition).toContain(' > 0.01)\nand on (job)\n(sum by (job) (increase(zero_plane_degraded_requests_total{job="zero-plane-exporter", job=~"$job", instance=~"$instance"}[5m])) > 0)');
+    expect(condition).toContain('and on (job)\n(sum by (job) (increase(zero_plane_request_duration_seconds_count{job="zero-plane-exporter", job=~"$job", instance=~"$instance", hit="true"}[5m])) >= 200)');
+    expect(panelByTitle(o, 'Non-core calls paused').targets?.[0]?.expr).toContain('zero_plane_noncore_paused{job="zero-plane-exporter", job=~"$job", instance=~"$instance"}');
   });
 
-  it('panels filtered by model, route or cohort read raw series with $__rate_interval, never a recording rule', () => {
+  it('the error-budget row: budget left and time to exhaustion per SLO from the hourly per-instance recordings, burn rate over every window of the burn-rate pairs', () => {
+    const o = byUid('zero-plane-overview');
+    for (const title of ['Hit rate', 'Latency']) {
+      const left = panelByTitle(o, `${title} budget left`);
+      expect(left.type).toBe('stat');
+      expect(left.targets?.[0]?.expr).toMatch(/sum_over_time\(zero_plane_instance:slo_errors:increase1h\{job=~"\$job", instance=~"\$instance", slo="[a-z-]+"\}\[28d:1h\]\)/);
+      const exhaustion = panelByTitle(o, `${title} budget: time to exhaustion`);
+      expect(exhaustion.fieldConfig?.defaults.unit).toBe('s');
+      expect(exhaustion.targets?.[0]?.expr).toContain('* 2419200');
+      const burn = panelByTitle(o, `${title} burn rate per window`);
+      expect(burn.type).toBe('bargauge');
+      expect((burn.targets ?? []).map((t) => t.legendFormat)).toEqual(['5m', '30m', '1h', '2h', '6h', '1d', '3d'].map((w) => `{{job}} ${w}`));
+      expect((burn.targets ?? []).every((t) => t.instant)).toBe(true);
+      expect(steps(burn)).toEqual([{ value: null, color: 'green' }, { value: 1, color: 'orange' }, { value: 6, color: 'red' }]);
+    }
+    expect(panelByTitle(o, 'Latency burn rate per window').targets?.[2]?.expr).toContain('[1h]');
+    expect(panelByTitle(o, 'Latency burn rate per window').targets?.[2]?.expr).toContain(') / 0.01');
+  });
+
+  it('no panel reads a recording rule aggregated by job (it has no instance to filter by); only the hourly per-instance SLO recordings', () => {
     for (const d of dashboards) {
       for (const p of queryPanels(d)) {
         for (const t of p.targets ?? []) {
-          if (/\$(model|route|cohort)\b/.test(t.expr)) expect(t.expr, `${d.uid} / ${p.title}`).not.toMatch(/zero_plane(_cohort)?:/);
+          for (const rule of t.expr.match(/zero_plane[a-z_]*:[a-z_0-9:]+/g) ?? []) {
+            expect(rule, `${d.uid} / ${p.title}`).toMatch(/^zero_plane_instance:slo_(errors|requests):increase1h$/);
+          }
         }
       }
     }
     const hitRate = panelByTitle(byUid('zero-plane-overview'), 'Hit rate (filtered)').targets?.[0]?.expr;
+    const sel = 'job="zero-plane-exporter", job=~"$job", instance=~"$instance", model=~"$model", route=~"$route", cohort=~"$cohort"';
     expect(hitRate).toBe(
-      'sum(rate(zero_plane_requests_total{job=~"$job", model=~"$model", route=~"$route", cohort=~"$cohort", hit="true"}[$__rate_interval]))\n/\n' +
-        'sum(rate(zero_plane_requests_total{job=~"$job", model=~"$model", route=~"$route", cohort=~"$cohort"}[$__rate_interval]))',
+      `sum(rate(zero_plane_requests_total{${sel}, hit="true"}[$__rate_interval]))\n/\n` + `sum(rate(zero_plane_requests_total{${sel}}[$__rate_interval]))`,
     );
   });
 
@@ -254,9 +285,9 @@ describe('thresholds and rule names come from the config', () => {
     expect(steps(panelByTitle(o, 'p99 drift'))?.map((s) => s.value)).toEqual([null, -0.1, 0.1]);
     expect(steps(panelByTitle(o, 'Warm-up efficiency'))?.[1]?.value).toBe(0.8);
     expect(steps(panelByTitle(o, 'p99 against the band'))?.map((s) => s.value)).toEqual([null, 0.18, 0.22]);
-    expect(panelByTitle(o, 'Hit rate').targets?.[0]?.expr).toBe('zero_plane:hit_rate:ratio_rate2m{job=~"$job"}');
+    expect(panelByTitle(o, 'Hit rate').targets?.[0]?.expr).toContain('[2m]');
     const all = [...files.values()].join('\n');
-    expect(all).not.toMatch(/rate5m|increase5m|0\.19425|0\.17575|0\.994/);
+    expect(all).not.toMatch(/0\.19425|0\.17575|0\.994/);
     const l = JSON.parse(files.get('zero-plane-latency.json') as string) as Dashboard;
     const canary = panelByTitle(l, 'p99: canary cohorts vs the rest').targets?.[0]?.expr;
     expect(canary).toContain('cohort!~"|stable|ga\\\\.1|__other__"');

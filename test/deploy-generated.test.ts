@@ -19,8 +19,8 @@ import { parseConfig } from '../src/config/load.js';
 import { defaultConfig, type Config } from '../src/config/schema.js';
 import { renderDashboards } from '../src/dashboards/render-dashboards.js';
 import { exporterArgs } from '../src/deploy/kubernetes.js';
-import { renderDeploy } from '../src/deploy/write-deploy.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderDeploy } from '../src/deploy/render-deploy.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { ruleGroups } from '../src/pack/rules.js';
 import { requireBinary } from './helpers/binaries.js';
 import { BIN } from './helpers/cli-process.js';
@@ -147,7 +147,7 @@ describe('Kubernetes manifests', () => {
     for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels as Record<string, string>)) expect(metricsService.metadata.labels?.[k]).toBe(v);
     expect(monitor.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '15s' }]);
     // The job label is the Service's name, which is what the pack's selector looks for.
-    expect(config.pack.exporterSelector).toBe(`job="${metricsService.metadata.name}"`);
+    expect(config.pack.selector).toBe(`job="${metricsService.metadata.name}"`);
     const podMonitor = one(config, 'PodMonitor');
     for (const [k, v] of Object.entries(podMonitor.spec.selector.matchLabels as Record<string, string>)) expect(podLabels[k]).toBe(v);
     expect(podMonitor.spec.podMetricsEndpoints[0]).toMatchObject({ port: 'metrics', relabelings: [{ action: 'replace', targetLabel: 'job', replacement: 'zero-plane-exporter' }] });

@@ -54,7 +54,7 @@ describe('npm pack, then npm ci --omit=dev of the packed files (the Dockerfile\'
   it('`serve` from the installed package follows a log and serves /metrics, the landing page and its assets', async () => {
     const log = join(dir, 'gateway.log');
     copyFileSync(SAMPLE, log);
-    serve = await startCommand('serve', ['--web.listen-address=127.0.0.1:0', '--tail.start-at=start', log], 20_000, installedBin);
+    serve = await startCommand('serve', ['--web.listen-address=127.0.0.1:0', '--tail.start-at=start', log], 20_000, { bin: installedBin });
     const lines = readFileSync(SAMPLE, 'utf8').trim().split('\n').length;
     const counted = new RegExp(`^zero_plane_exporter_lines_total\\{source="[^"]+"\\} ${lines}$`, 'm');
     const url = serve.url;

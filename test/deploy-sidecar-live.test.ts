@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { defaultConfig } from '../src/config/schema.js';
-import { renderDeploy } from '../src/deploy/write-deploy.js';
+import { renderDeploy } from '../src/deploy/render-deploy.js';
 import { requireBinary } from './helpers/binaries.js';
 import { sample, startCommand, waitFor, type ServeProcess } from './helpers/cli-process.js';
 import { freePort, startDaemon, type Daemon } from './helpers/processes.js';

@@ -2,7 +2,7 @@
 // `report --format json` object worked out by hand from it, NAME.yml (optional) the config to read it with.
 // See test/golden/README.md for what each case proves.
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config/load.js';
 import { Pipeline } from '../src/pipeline.js';
 import { buildReport } from '../src/report/build-report.js';
 import { readInput } from '../src/source/read-input.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const GOLDEN = join(ROOT, 'test', 'golden');
@@ -138,8 +139,19 @@ describe('golden reports through the built CLI', () => {
 
   it('`report --fail-on P0` exits 3 on the P0 case and still prints its report', async () => {
     const c = byName('p0-drift-with-degraded');
-    const { code, stdout } = await runCli(['report', '--format', 'json', '--fail-on', 'P0', c.log]);
+    const { code, stdout } = await runCli(['report', '--format', 'json', '--fail-on', 'P0', '--config.file', c.config as string, c.log]);
     expect(code).toBe(3);
     expectReport(byFileName(JSON.parse(stdout) as Json), readExpected(c), `${c.name} (CLI)`);
+  });
+
+  it('the traffic guard: `report --fail-on P0` exits 0 on a quiet window (10 requests, one slow and degraded) at the default minRequests', async () => {
+    const c = byName('quiet-window');
+    expect(c.config).toBeUndefined();
+    expect((await runCli(['report', '--fail-on', 'P0', c.log])).code).toBe(0);
+    // The same log with the guard at 1 is a P0: the guard, not the arithmetic, kept it quiet.
+    const dir = tempDir('zp-golden-guard-');
+    const cfg = join(dir, 'guard.yml');
+    writeFileSync(cfg, 'alerts:\n  minRequests: 1\n');
+    expect((await runCli(['report', '--fail-on', 'P0', '--config.file', cfg, c.log])).code).toBe(3);
   });
 });

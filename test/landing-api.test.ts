@@ -7,7 +7,7 @@ import { configSchema, defaultConfig, type Config } from '../src/config/schema.j
 import { LoadSheddingGate } from '../src/gate/load-shedding-gate.js';
 import { buildRegistry } from '../src/metrics/registry.js';
 import { renderDashboards } from '../src/dashboards/render-dashboards.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { Pipeline } from '../src/pipeline.js';
 import { boundAddress, createApp, listen } from '../src/server/http-server.js';
 import { renderLandingPage } from '../src/server/landing/landing-page.js';

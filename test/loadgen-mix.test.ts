@@ -70,10 +70,39 @@ describe('RequestPlanner', () => {
     expect(plans(50, 5).map((p) => p.body)).not.toEqual(plans(50, 6).map((p) => p.body));
   });
 
+  it('with draws: even, every run of requests has its shares to within one request', () => {
+    const windows = (xs: number[], share: number) => {
+      expect(xs.reduce((a, b) => a + b, 0)).toBe(xs.length * share);
+      // Any window of n requests: within one of n × share (independent draws cluster far more).
+      for (const n of [500, 3_000]) {
+        for (let start = 0; start + n <= xs.length; start += 97) {
+          const k = xs.slice(start, start + n).reduce((a, b) => a + b, 0);
+          expect(Math.abs(k - n * share)).toBeLessThanOrEqual(1);
+        }
+      }
+    };
+    // Opt-ins are drawn per request, repeats of a body included.
+    const withRuns = plans(20_000, 11, { draws: 'even', malformedOptIn: 0.002, missingOptIn: 0.01, repeatedBodies: 0.05 });
+    windows(withRuns.map((p) => (p.optInVariant !== 'valid' && p.optInVariant !== 'missing' ? 1 : 0)), 0.002);
+    windows(withRuns.map((p) => (p.optInVariant === 'missing' ? 1 : 0)), 0.01);
+    expect(withRuns.some((p) => p.repeated)).toBe(true);
+    // Body shapes are drawn per new body.
+    const bodies = plans(20_000, 11, { draws: 'even', longConversation: 0.001, stream: 0.004, repeatedBodies: 0 });
+    windows(bodies.map((p) => (parsed(p).messages.length > 8 ? 1 : 0)), 0.001);
+    windows(bodies.map((p) => (parsed(p).stream === true ? 1 : 0)), 0.004);
+  });
+
+  it('repeats only ordinary bodies, so a run never multiplies a long or streamed request', () => {
+    for (const p of plans(20_000, 11, { longConversation: 0.2, stream: 0.2, repeatedBodies: 0.3 })) {
+      if (p.repeated) expect(parsed(p).messages.length <= 8 && parsed(p).stream !== true).toBe(true);
+    }
+  });
+
   it('rejects a bad mix naming the field', () => {
     expect(() => resolveMix({ stream: 1.5 })).toThrow(/stream/);
     expect(() => resolveMix({ malformedOptIn: 0.7, missingOptIn: 0.7 })).toThrow(/malformedOptIn/);
     expect(() => resolveMix({ models: { 'claude-sonnet': 0 } })).toThrow(/models/);
+    expect(() => resolveMix({ draws: 'uniform' as 'even' })).toThrow(/draws/);
   });
 });
 

@@ -55,38 +55,64 @@ describe('checkpoint file', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** How every checkpoint begins (what tells a checkpoint of ours from another file). */
+  const ours = (rest: Record<string, unknown>) => ({ version: 1, savedAt: '2026-11-29T12:00:00.000Z', ...rest });
+
   it('a crash in the middle of a write leaves the previous checkpoint whole, and its leftover is removed', () => {
     const file = join(dir, 'checkpoint.json');
-    const saved = { version: 1, note: 'the previous checkpoint' };
+    const saved = ours({ note: 'the previous checkpoint' });
     writeCheckpointFile(file, saved);
     // A run killed while writing: its temporary file is torn and was never renamed over the checkpoint.
-    writeFileSync(join(dir, 'checkpoint.json.tmp-424242'), JSON.stringify({ version: 1, note: 'the new one' }).slice(0, 17));
+    writeFileSync(join(dir, 'checkpoint.json.tmp-424242'), JSON.stringify(ours({ note: 'the new one' })).slice(0, 17));
+    writeFileSync(join(dir, 'checkpoint.json.tmp-7'), ''); // torn before its first byte
     expect(readCheckpointFile(file)).toEqual(saved);
     const { log } = memoryLog();
-    loadCheckpoint(file, log); // not a valid checkpoint of this version, but the leftover goes either way
+    loadCheckpoint(file, log); // not a valid checkpoint of this version, but the leftovers go either way
     expect(readdirSync(dir).filter((n) => n.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('a file named like a leftover that is not one of ours is left alone', () => {
+    const file = join(dir, 'checkpoint.json');
+    writeFileSync(join(dir, 'checkpoint.json.tmp-notes'), '{"version":1,"savedAt":"x"}'); // not NAME.tmp-PID
+    writeFileSync(join(dir, 'checkpoint.json.tmp-99'), 'my own notes\n'); // NAME.tmp-PID, not a checkpoint's start
+    const { log } = memoryLog();
+    loadCheckpoint(file, log);
+    expect(readdirSync(dir).sort()).toEqual(['checkpoint.json.tmp-99', 'checkpoint.json.tmp-notes']);
   });
 
   it('a write that fails leaves the previous checkpoint and no temporary file', () => {
     const file = join(dir, 'checkpoint.json');
-    writeCheckpointFile(file, { version: 1, n: 1 });
+    writeCheckpointFile(file, ours({ n: 1 }));
     expect(() => writeCheckpointFile(file, { n: 10n })).toThrow(); // BigInt: JSON.stringify throws mid-write
-    expect(readCheckpointFile(file)).toEqual({ version: 1, n: 1 });
+    expect(readCheckpointFile(file)).toEqual(ours({ n: 1 }));
     expect(readdirSync(dir)).toEqual(['checkpoint.json']);
   });
 
-  it('an unusable checkpoint is moved aside and the run starts fresh, with an error logged', () => {
+  it('an unusable checkpoint of ours is moved aside, never over a file already there, and the run starts fresh, with an error logged', () => {
     const file = join(dir, 'checkpoint.json');
-    writeFileSync(file, '{"version": 1, "savedAt": ');
+    const torn = '{"version":1,"savedAt":"2026-11-29T12:00:00.000Z","histogramBo';
+    writeFileSync(file, torn);
     const { log, entries } = memoryLog();
     expect(loadCheckpoint(file, log)).toBeUndefined();
     expect(existsSync(file)).toBe(false);
-    expect(readFileSync(`${file}.unusable`, 'utf8')).toBe('{"version": 1, "savedAt": ');
+    expect(readFileSync(`${file}.unusable`, 'utf8')).toBe(torn);
     expect(entries.some((e) => e.level === 'error' && String(e.problem).startsWith('not JSON'))).toBe(true);
 
-    writeFileSync(file, JSON.stringify({ version: 99 }));
+    writeFileSync(file, JSON.stringify({ version: 99, savedAt: '2026-11-29T12:00:00.000Z' }));
     expect(loadCheckpoint(file, log)).toBeUndefined();
     expect(entries.some((e) => e.level === 'error' && String(e.problem).startsWith('version'))).toBe(true);
+    expect(readFileSync(`${file}.unusable`, 'utf8')).toBe(torn); // the first one is kept
+    expect(JSON.parse(readFileSync(`${file}.unusable.1`, 'utf8'))).toMatchObject({ version: 99 });
+  });
+
+  it('an empty file is no checkpoint yet: nothing to lose, written over', () => {
+    const file = join(dir, 'checkpoint.json');
+    writeFileSync(file, '');
+    const { log, entries } = memoryLog();
+    expect(loadCheckpoint(file, log)).toBeUndefined();
+    expect(entries.some((e) => e.msg === 'no checkpoint yet; starting fresh')).toBe(true);
+    writeCheckpointFile(file, ours({ n: 2 }));
+    expect(readCheckpointFile(file)).toEqual(ours({ n: 2 }));
   });
 });
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { requireBinary } from './helpers/binaries.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
 import { freePort, startDaemon, type Daemon } from './helpers/processes.js';

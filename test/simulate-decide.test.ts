@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { contextTooLong, decide, jittered, longTailed, type Decision, type DecisionInput } from '../src/simulate/decide.js';
 import { FaultController, FaultValidationError, NO_FAULTS, type Faults } from '../src/simulate/faults.js';
 import { DEFAULT_PROFILE, resolveProfile, type SimulatorProfile } from '../src/simulate/profile.js';
-import { createRng } from '../src/simulate/random.js';
+import { createRng, EvenDraws } from '../src/simulate/random.js';
 import { RepeatTracker } from '../src/simulate/repeat-tracker.js';
 import { readMessagesRequest } from '../src/simulate/request.js';
 import { DelayProfileReader } from '../src/signals/delay-profile.js';
@@ -236,5 +236,24 @@ describe('resolveProfile', () => {
     expect(p.fastLatency).toEqual({ meanMs: 180, jitterMs: 5 });
     expect(() => resolveProfile({ fastLatency: { meanMs: -1 } })).toThrow(/fastLatency\.meanMs/);
     expect(() => resolveProfile({ mode: 'relaxed' as never })).toThrow(/mode/);
+  });
+});
+
+describe('decide: even draws', () => {
+  it('spreads warm-up hits and degraded answers exactly by their shares', () => {
+    const draws = new EvenDraws();
+    const rng = createRng(3);
+    const ctx = { profile: DEFAULT_PROFILE, faults: { ...NO_FAULTS, degradedRate: 0.2 }, rng, draws };
+    const profiles = Array.from({ length: 1000 }, () => reader.read(decide({ body: body(), optIn: 'zero-plane-2024', repeat: 1 }, ctx).headers['x-anthropic-delay-profile'] as string));
+    expect(profiles.filter((p) => p?.warmup === 'hit')).toHaveLength(917);
+    expect(profiles.filter((p) => p?.degraded)).toHaveLength(200);
+    // Every 5th is degraded: no run of answers is without one.
+    for (let i = 0; i + 5 <= profiles.length; i++) expect(profiles.slice(i, i + 5).filter((p) => p?.degraded)).toHaveLength(1);
+  });
+
+  it('never says yes at 0 and always at 1', () => {
+    const d = new EvenDraws();
+    expect(Array.from({ length: 100 }, () => d.chance('a', 0)).some(Boolean)).toBe(false);
+    expect(Array.from({ length: 100 }, () => d.chance('b', 1)).every(Boolean)).toBe(true);
   });
 });

@@ -4,6 +4,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wireHeaderValue } from '../src/loadgen/mix.js';
 import { DelayProfileReader } from '../src/signals/delay-profile.js';
+import { reportedAnswerMs } from '../src/simulate/protocol.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../src/simulate/simulator.js';
 
 const reader = new DelayProfileReader({ degradedMember: 'degraded', warmupMember: 'warmup', modeMember: 'mode' });
@@ -294,5 +295,23 @@ describe('simulator: lifecycle', () => {
     const s = await instantSim();
     const port = Number(new URL(s.url).port);
     await expect(startSimulator({ port })).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+describe('simulator: reportAnswerTime (the demo)', () => {
+  it('reports the time the layer decided to take, even when its wait runs long', async () => {
+    // A wait that runs 80 ms long, as on a machine that keeps the simulator off the CPU.
+    const s = await sim({ reportAnswerTime: true, fastLatency: { meanMs: 50, jitterMs: 0 }, sleep: (ms) => new Promise((r) => setTimeout(r, ms + 80)) });
+    const r = await s.post(messages());
+    expect(r.ms).toBeGreaterThanOrEqual(130);
+    expect(reportedAnswerMs(r.headers['server-timing'])).toBe(50);
+    const cached = await instantSim({ reportAnswerTime: true, cachedLatency: { meanMs: 30, jitterMs: 0 } });
+    for (let i = 0; i < 3; i++) await cached.post(messages({ text: 'same' }));
+    expect(reportedAnswerMs((await cached.post(messages({ text: 'same' }))).headers['server-timing'])).toBe(30);
+  });
+
+  it('without it, reports nothing', async () => {
+    const s = await instantSim();
+    expect((await s.post(messages())).headers['server-timing']).toBeUndefined();
   });
 });

@@ -1,12 +1,13 @@
 // Writes checkpoints on a schedule (node-cron) and on demand (at shutdown), and reads the one left by the
 // previous run. A write that fails is logged and counted, never fatal: the exporter keeps serving, and the
 // previous checkpoint stays whole on disk (see checkpoint-file.ts).
-import { renameSync } from 'node:fs';
 import { schedule, type ScheduledTask } from 'node-cron';
 import { CounterFamily, GaugeFamily } from '../metrics/families.js';
 import type { Logger } from '../server/logger.js';
-import { readCheckpointFile, removeStaleTemporaries, writeCheckpointFile } from './checkpoint-file.js';
-import { decodeCheckpoint, type Checkpoint, type CheckpointJson } from './checkpoint-state.js';
+import { moveAside, NotACheckpointError, readCheckpointFile, removeStaleTemporaries, writeCheckpointFile } from './checkpoint-file.js';
+import { decodeCheckpoint, DROP_REASONS, type Checkpoint, type CheckpointJson, type Dropped, type DropReason } from './checkpoint-state.js';
+
+export { NotACheckpointError };
 
 export interface CheckpointerOptions {
   file: string;
@@ -30,6 +31,11 @@ export class Checkpointer {
     'When a checkpoint was last written successfully (Unix time); absent until the first one.',
     [],
   );
+  readonly dropped = new CounterFamily(
+    'zero_plane_exporter_checkpoint_dropped_total',
+    'Values of the restored checkpoint dropped instead of served, by reason (negative, not_finite, histogram, labels, file_position, offset_not_line_start).',
+    ['reason'],
+  );
   private task: ScheduledTask | undefined;
   /** The write under way, if any: writes never overlap. */
   private chain: Promise<unknown> = Promise.resolve();
@@ -39,10 +45,32 @@ export class Checkpointer {
   constructor(private readonly opts: CheckpointerOptions) {
     this.writes.touch(['ok']);
     this.writes.touch(['error']);
+    for (const reason of DROP_REASONS) this.dropped.touch([reason]);
   }
 
   families() {
-    return [this.writes, this.lastSuccess];
+    return [this.writes, this.lastSuccess, this.dropped];
+  }
+
+  get file(): string {
+    return this.opts.file;
+  }
+
+  /**
+   * Counts and logs what the restore dropped: one warning per reason, with how many and a few of them
+   * (a checkpoint with a million bad values must not write a million log lines).
+   */
+  reportDropped(dropped: readonly Dropped[]): void {
+    const byReason = new Map<DropReason, string[]>();
+    for (const d of dropped) {
+      const list = byReason.get(d.reason) ?? [];
+      list.push(d.what);
+      byReason.set(d.reason, list);
+    }
+    for (const [reason, what] of byReason) {
+      this.dropped.inc([reason], what.length);
+      this.opts.log.warn('checkpoint values dropped, not restored', { file: this.opts.file, reason, count: what.length, examples: what.slice(0, 5).join(' ') });
+    }
   }
 
   start(): void {
@@ -96,9 +124,12 @@ export class Checkpointer {
 }
 
 /**
- * The checkpoint left by the previous run; undefined when there is none, or when it cannot be used (not
- * JSON, or not a checkpoint of this version): that one is moved aside to FILE.unusable and logged, and
- * the exporter starts as if there were none. An I/O error other than "no such file" throws (exit 1).
+ * The checkpoint left by the previous run; undefined when there is none (no file, or an empty one), or
+ * when a checkpoint of ours cannot be used (not whole JSON, or not of this version): that one is moved
+ * aside to FILE.unusable (never over a file already there) and logged, and the exporter starts as if there
+ * were none. A path holding anything that is not a checkpoint of ours (a user's file, a directory, a FIFO,
+ * a device, a symlink) throws NotACheckpointError, with nothing there touched: a config error (exit 2).
+ * Any other I/O error throws (exit 1).
  */
 export function loadCheckpoint(file: string, log: Logger): Checkpoint | undefined {
   removeStaleTemporaries(file);
@@ -113,15 +144,11 @@ export function loadCheckpoint(file: string, log: Logger): Checkpoint | undefine
     if (decoded.ok) return decoded.checkpoint;
     problem = decoded.problem;
   } catch (err) {
+    if (err instanceof NotACheckpointError) throw err;
     if (!(err instanceof SyntaxError)) throw new Error(`checkpoint.file ${file}: ${(err as Error).message}`);
     problem = `not JSON: ${err.message}`;
   }
-  const aside = `${file}.unusable`;
-  try {
-    renameSync(file, aside);
-  } catch {
-    // Left in place: the next write replaces it.
-  }
-  log.error('checkpoint unusable; starting fresh (counters from zero, files from --tail.start-at)', { file, movedTo: aside, problem });
+  const aside = moveAside(file);
+  log.error('checkpoint unusable; starting fresh (counters from zero, files from --tail.start-at)', { file, movedTo: aside ?? '(left in place)', problem });
   return undefined;
 }

@@ -60,6 +60,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'out', type: 'string', help: 'Directory to write the alerting pack to.', default: 'alerts', commands: ['generate'] },
   { name: 'dashboards.out', type: 'string', help: 'Directory to write the Grafana dashboards, provisioning files and ConfigMaps to.', default: 'dashboards', commands: ['generate'] },
   { name: 'deploy.out', type: 'string', help: 'Directory to write the deployment files to: Kubernetes manifests with kustomization, systemd units.', default: 'deploy', commands: ['generate'] },
+  { name: 'mixin.out', type: 'string', help: 'Directory of the jsonnet mixin: its generated/ part (rules, alerts, dashboards with _config tokens) is written there.', default: 'mixin', commands: ['generate'] },
   { name: 'help', type: 'boolean', help: 'Show this help.', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
   { name: 'version', type: 'boolean', help: 'Show the version.', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
 ];
@@ -104,9 +105,9 @@ const USAGE: Record<Command, string> = {
   serve:
     'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.',
   report:
-    'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin) and prints the signals over all of them.\nThe log format is detected per file (nginx, Envoy, Caddy, HAProxy, Kong, Traefik, default) unless input.preset names one.\nExit codes: 0 done, 1 runtime failure or no line became a record, 2 bad usage or config, 3 the --fail-on condition held.',
+    'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin; pipes, FIFOs and <(cmd) too) and prints the signals over all of them.\nThe log format is detected per file (nginx, Envoy, Caddy, HAProxy, Kong, Traefik, default) unless input.preset names one.\nExit codes: 0 done, 1 runtime failure or no line became a record, 2 bad usage or config, 3 the --fail-on condition held, 143/130 stopped by SIGTERM/SIGINT.',
   generate:
-    'usage: zero-plane-exporter generate [flags]\n\nWrites the alerting pack (Prometheus rules, PrometheusRule, example Alertmanager config) and the Grafana dashboards from the config.',
+    'usage: zero-plane-exporter generate [flags]\n\nWrites the alerting pack (Prometheus rules, PrometheusRule, example Alertmanager config), the Grafana dashboards and the jsonnet mixin\'s generated part from the config.',
   demo: 'usage: zero-plane-exporter demo [flags]\n\nRuns the simulator, a load generator and the exporter together: live signals at http://localhost:9185/ with no config.',
   simulate:
     'usage: zero-plane-exporter simulate [flags]\n\nServes a simulated Zero-Plane LLM endpoint (POST /v1/messages) with fault injection on /admin/faults.',

@@ -49,25 +49,38 @@ export async function main(argv: string[]): Promise<number> {
 
     switch (command) {
       case 'report': {
-        const { runReport } = await import('./report-command.js');
-        return await runReport(
+        const { Interrupted, runReport } = await import('./report-command.js');
+        // One-shot: the first SIGTERM/SIGINT stops it (exit 143/130), whatever it is waiting on.
+        const interrupt = new AbortController();
+        void signalled.then((signal) => interrupt.abort(new Interrupted(signal)));
+        const code = await runReport(
           config,
           { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
           (text) => process.stdout.write(text),
           log,
           (text) => process.stderr.write(text),
+          interrupt.signal,
         );
+        // A read that cannot be cancelled (an open() of a FIFO with no writer) would keep the process alive.
+        if (interrupt.signal.aborted) setTimeout(() => process.exit(code), 200).unref();
+        return code;
       }
       case 'generate': {
         noPositionals(flags, command);
-        const [{ writePack }, { writeDashboards }, { writeDeploy }] = await Promise.all([
-          import('../pack/write-pack.js'),
+        const [{ writeFiles }, { renderPack }, { renderDashboards }, { renderMixin }, { renderDeploy }] = await Promise.all([
+          import('./write-files.js'),
+          import('../pack/render-pack.js'),
           import('../dashboards/render-dashboards.js'),
-          import('../deploy/write-deploy.js'),
+          import('../pack/mixin.js'),
+          import('../deploy/render-deploy.js'),
         ]);
-        for (const path of writePack(config, flagString(flags, 'out') as string)) log.info('wrote', { path });
-        for (const path of writeDashboards(config, flagString(flags, 'dashboards.out') as string)) log.info('wrote', { path });
-        for (const path of writeDeploy(config, flagString(flags, 'deploy.out') as string)) log.info('wrote', { path });
+        const outputs: [Map<string, string>, string][] = [
+          [renderPack(config), flagString(flags, 'out') as string],
+          [renderDashboards(config), flagString(flags, 'dashboards.out') as string],
+          [renderMixin(config), flagString(flags, 'mixin.out') as string],
+          [renderDeploy(config), flagString(flags, 'deploy.out') as string],
+        ];
+        for (const [files, outDir] of outputs) for (const path of writeFiles(files, outDir)) log.info('wrote', { path });
         return 0;
       }
       case 'serve': {

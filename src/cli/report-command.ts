@@ -13,6 +13,17 @@ export const EXIT_FAIL_ON = 3;
 /** Non-empty input of which not one line became a record: nothing in the report is about the gateway. */
 export const EXIT_NOT_UNDERSTOOD = 1;
 
+/** How `report` ends on a signal, as a shell reports a process killed by it: 128 + the signal's number. */
+export const EXIT_ON_SIGNAL: Readonly<Record<string, number>> = { SIGINT: 130, SIGTERM: 143 };
+
+/** The reason a report was stopped: the signal it got. */
+export class Interrupted extends Error {
+  constructor(readonly signal: string) {
+    super(`interrupted by ${signal}`);
+    this.name = 'Interrupted';
+  }
+}
+
 export interface ReportArgs {
   files: string[];
   format: string;
@@ -22,15 +33,38 @@ export interface ReportArgs {
 /**
  * Runs the report and returns the exit code; output goes to `out`, hints about inputs it could not read
  * right to `hint` (stderr). Big plain files are read on two threads (report-parallel.ts); `log` at debug
- * says so ("report: 2 threads") and which preset each input was read with.
+ * says so ("report: 2 threads") and which preset each input was read with. `interrupt` aborted (with an
+ * Interrupted reason: SIGTERM, SIGINT) stops at once, even a read waiting on a pipe or a FIFO with no
+ * writer yet: nothing is printed, and the exit code is the signal's (143, 130).
  */
-export async function runReport(config: Config, args: ReportArgs, out: (text: string) => void, log?: Logger, hint: (text: string) => void = () => {}): Promise<number> {
+export async function runReport(
+  config: Config,
+  args: ReportArgs,
+  out: (text: string) => void,
+  log?: Logger,
+  hint: (text: string) => void = () => {},
+  interrupt?: AbortSignal,
+): Promise<number> {
   if (args.files.length === 0) throw new UsageError('report needs at least one FILE (or - for stdin)');
   if (args.format !== 'json' && args.format !== 'text') throw new UsageError(`--format must be json or text, not "${args.format}"`);
   const pipeline = new Pipeline(config, { keepTotals: true, input: inputHints(hint, log) });
   const failOn = parseFailOn(args.failOn);
   const minBytes = parallelMinBytes();
-  for (const file of args.files) await readReportInput(file, config, pipeline, log, minBytes);
+  const read = (async () => {
+    for (const file of args.files) {
+      log?.debug('report: reading input', { file });
+      await readReportInput(file, config, pipeline, log, minBytes, interrupt);
+    }
+  })();
+  try {
+    // Raced, not only awaited: an open() of a FIFO waits in the thread pool for a writer and cannot be cancelled.
+    await (interrupt === undefined ? read : Promise.race([read, aborted(interrupt)]));
+  } catch (err) {
+    if (!(interrupt?.aborted && interrupt.reason instanceof Interrupted)) throw err;
+    read.catch(() => undefined);
+    log?.warn('report interrupted; nothing printed', { signal: interrupt.reason.signal });
+    return EXIT_ON_SIGNAL[interrupt.reason.signal] ?? 1;
+  }
   pipeline.finish();
   const report = buildReport(pipeline, config);
   out(args.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatText(report));
@@ -55,6 +89,13 @@ function inputHints(hint: (text: string) => void, log: Logger | undefined): Inpu
     labelUnresolved: (source, label, path, records) =>
       hint(`zero-plane-exporter: ${source}: label ${label}: its path ${path} held no value in the first ${records} records, so ${label} stays empty\n`),
   };
+}
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 function parseFailOn(spec: string | undefined): string[] {

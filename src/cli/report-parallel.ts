@@ -54,8 +54,15 @@ export interface WorkerJob {
  * minBytes with a newline past its middle, else as readInput does. Lines land exactly as readInput would
  * deliver them, in the same series.
  */
-export async function readReportInput(path: string, config: Config, pipeline: Pipeline, log: Logger | undefined, minBytes: number): Promise<void> {
-  const opts = { maxLineBytes: config.input.maxLineBytes };
+export async function readReportInput(
+  path: string,
+  config: Config,
+  pipeline: Pipeline,
+  log: Logger | undefined,
+  minBytes: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const opts = { maxLineBytes: config.input.maxLineBytes, ...(signal === undefined ? {} : { signal }) };
   const mid = await splitPoint(path, minBytes);
   if (mid === undefined) {
     await readInput(path, opts, pipeline);
@@ -74,12 +81,16 @@ export async function readReportInput(path: string, config: Config, pipeline: Pi
   }
   log?.debug('report: 2 threads', { file: path, split: mid });
   const worker = startWorker({ config: jobConfig, path, start: mid });
+  const stopWorker = () => void worker.stop();
+  signal?.addEventListener('abort', stopWorker, { once: true });
   let later: PipelineState;
   try {
     [, later] = await Promise.all([readFileRange(path, 0, mid, opts, pipeline), worker.result]);
   } catch (err) {
     await worker.stop();
-    throw err;
+    throw signal?.aborted ? signal.reason : err;
+  } finally {
+    signal?.removeEventListener('abort', stopWorker);
   }
   if (mergesExactly(pipeline.metrics, later.metrics)) {
     pipeline.merge(later);

@@ -1,10 +1,11 @@
 // `serve`: follow the configured sources, keep the window, answer scrapes until SIGTERM/SIGINT.
 import { restoreMetrics, takeCheckpoint, type Checkpoint, type CheckpointJson } from '../checkpoint/checkpoint-state.js';
-import { Checkpointer, loadCheckpoint } from '../checkpoint/checkpointer.js';
+import { Checkpointer, loadCheckpoint, NotACheckpointError } from '../checkpoint/checkpointer.js';
 import { listenAddresses, type Config } from '../config/schema.js';
 import { gateRouter, WEBHOOK_PATH } from '../gate/gate-router.js';
 import { LoadSheddingGate } from '../gate/load-shedding-gate.js';
 import { ingestRouter } from '../ingest/ingest-router.js';
+import { FollowerGauges } from '../metrics/follower-gauges.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { buildRegistry } from '../metrics/registry.js';
 import { Pipeline } from '../pipeline.js';
@@ -98,7 +99,6 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const pipeline = new Pipeline(config, { input: inputLog(log) });
   // Restored before anything is read, so the pipeline's series handles find the restored series.
   const checkpointFile = config.checkpoint.file;
-  const checkpoint = checkpointFile === undefined ? undefined : restoreCheckpoint(checkpointFile, pipeline, log);
   const gauges = new WindowGauges(pipeline.window, config.signals);
   const gate = new LoadSheddingGate({ pauseLabel: config.gate.pauseLabel, pauseValue: config.gate.pauseValue, maxAlerts: config.gate.maxAlerts });
   // Every snapshot is taken between two polls of the files, so offsets and counts agree; without file
@@ -120,10 +120,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         },
       })
     : undefined;
-  const registry = buildRegistry(
-    [...pipeline.metrics.families(), pipeline.inputInfo, ...gauges.families(), ...gate.families(), ...(checkpointer?.families() ?? []), ...(auth === undefined ? [] : [auth.checks])],
-    VERSION,
-  );
+  const checkpoint = checkpointer === undefined ? undefined : restoreCheckpoint(checkpointer, pipeline, log);
   // The landing page's numbers: the window now, and samples of it for the charts.
   const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
   const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
@@ -150,10 +147,20 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       if (outcome === 'gone') log.warn('checkpointed file not found; lines it held past the checkpoint, if any, are lost', { source, path, offset });
       else log.info(outcome === 'moved' ? 'resuming file rotated while stopped' : 'resuming file', { source, path, offset });
     },
+    offsetDistrusted: (source, path, checkpointed, offset) => {
+      checkpointer?.reportDropped([{ reason: 'offset_not_line_start', what: `${path}@${checkpointed}` }]);
+      log.warn('checkpointed offset is not at a line start; resuming at the next one', { source, path, checkpointed, offset });
+    },
+    openFilesCapped: (cap, reason) => {
+      if (reason === 'cap_reached') log.info('more files followed than held open: the least recently active are closed and reopened when they change', { maxOpenFiles: cap });
+      else log.warn('the process ran out of file descriptors: fewer followed files are held open', { maxOpenFiles: cap });
+    },
   };
   const maxLineBytes = config.input.maxLineBytes;
   const resume: ResumeFrom | undefined =
-    checkpoint === undefined ? undefined : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes };
+    checkpoint === undefined
+      ? undefined
+      : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes, untrusted: checkpoint.untrusted };
   const files =
     config.sources.files.length > 0
       ? new FileFollower(
@@ -162,6 +169,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
             maxLineBytes,
             pollIntervalMs: config.sources.pollInterval,
             startAt: config.sources.startAt,
+            maxOpenFiles: config.sources.maxOpenFiles,
             ...(resume === undefined ? {} : { resume }),
           },
           pipeline,
@@ -169,6 +177,19 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         )
       : undefined;
   const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events) : undefined;
+  const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
+  const registry = buildRegistry(
+    [
+      ...pipeline.metrics.families(),
+      pipeline.inputInfo,
+      ...gauges.families(),
+      ...(followerGauges?.families() ?? []),
+      ...gate.families(),
+      ...(checkpointer?.families() ?? []),
+      ...(auth === undefined ? [] : [auth.checks]),
+    ],
+    VERSION,
+  );
 
   let ready = false;
   const app = createApp({
@@ -178,7 +199,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     ...(auth === undefined ? {} : { guard: auth.handler }),
     registry,
     telemetryPath: config.web.telemetryPath,
-    beforeScrape: () => gauges.refresh(),
+    beforeScrape: () => {
+      gauges.refresh();
+      followerGauges?.refresh();
+    },
     ready: () => ready,
     // Restored counters are held back until the lines after the checkpoint are counted again (a scrape
     // between would see them lower than before the restart: a counter reset).
@@ -251,6 +275,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     files: config.sources.files.join(','),
     stdin: config.sources.stdin,
     ingest: config.ingest.enabled,
+    ...(files === undefined ? {} : { maxOpenFiles: files.openFileCap }),
     checkpoint: checkpointFile,
     version: VERSION,
   });
@@ -296,12 +321,25 @@ function inputLog(log: Logger): InputEvents {
   };
 }
 
-/** The previous run's checkpoint, its counters restored into the fresh pipeline; undefined when there is none. */
-function restoreCheckpoint(file: string, pipeline: Pipeline, log: Logger): Checkpoint | undefined {
-  const checkpoint = loadCheckpoint(file, log);
+/**
+ * The previous run's checkpoint, its counters restored into the fresh pipeline (what fails validation
+ * dropped and reported); undefined when there is none. A checkpoint path that holds something else is a
+ * usage error (exit 2), with nothing there touched.
+ */
+function restoreCheckpoint(checkpointer: Checkpointer, pipeline: Pipeline, log: Logger): Checkpoint | undefined {
+  const file = checkpointer.file;
+  let checkpoint: Checkpoint | undefined;
+  try {
+    checkpoint = loadCheckpoint(file, log);
+  } catch (err) {
+    if (err instanceof NotACheckpointError) throw new UsageError(`checkpoint.file: ${err.message}`);
+    throw err;
+  }
   if (checkpoint === undefined) return undefined;
   const savedAt = checkpoint.json.savedAt;
-  if (restoreMetrics(checkpoint, pipeline.metrics) === 'bounds_changed') {
+  const { result, dropped } = restoreMetrics(checkpoint, pipeline.metrics);
+  checkpointer.reportDropped([...checkpoint.dropped, ...dropped]);
+  if (result === 'bounds_changed') {
     log.warn('checkpoint histogram buckets differ from the config: counters start from zero; files still resume from their offsets', {
       file,
       savedAt,

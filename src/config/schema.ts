@@ -3,7 +3,8 @@
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { PRESET_NAMES } from '../record/presets.js';
-import { parseDuration } from './duration.js';
+import { MIN_OPEN_FILES } from '../source/open-files.js';
+import { formatDuration, parseDuration } from './duration.js';
 
 const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);
@@ -143,6 +144,11 @@ export const sourcesSchema = z
     stdin: z.boolean().default(false),
     pollInterval: duration.default(250),
     startAt: z.enum(['end', 'start']).default('end'),
+    /**
+     * Followed files held open at once; past it the least recently active are closed and reopened by
+     * identity when they change. Lowered at start to leave 128 descriptors below the process's limit.
+     */
+    maxOpenFiles: z.number().int().min(MIN_OPEN_FILES).max(1_000_000).default(1024),
   })
   .strict();
 
@@ -270,25 +276,170 @@ const forSchema = z
     warmupEfficiencyLow: forDuration.default(1_800_000),
     optInMalformed: forDuration.default(0),
     exporterDown: forDuration.default(300_000),
+    exporterAbsent: forDuration.default(600_000),
+    requestsStopped: forDuration.default(300_000),
     sourceStalled: forDuration.default(300_000),
     parseErrorsHigh: forDuration.default(600_000),
   })
   .strict();
+
+const labelName = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'not a Prometheus label name');
+
+/** Labels the pack itself sets or splits by: an aggregation label of the same name would collide with them. */
+export const RESERVED_AGGREGATION_LABELS = ['instance', 'le', 'hit', 'cohort', 'slo', 'alertname', 'severity', 'priority', 'source'] as const;
+
+const aggregationLabels = z
+  .array(labelName)
+  .min(1)
+  .superRefine((labels, ctx) => {
+    const seen = new Set<string>();
+    for (const l of labels) {
+      if (seen.has(l)) ctx.addIssue({ code: 'custom', message: `"${l}" is listed twice` });
+      seen.add(l);
+      if ((RESERVED_AGGREGATION_LABELS as readonly string[]).includes(l)) {
+        ctx.addIssue({ code: 'custom', message: `"${l}" cannot be an aggregation label: the pack ${l === 'instance' ? 'sums instances away (that is what aggregating means)' : 'uses it itself'}` });
+      }
+    }
+    // The dashboards' job variable and the exporter's identity in every alert.
+    if (!seen.has('job')) ctx.addIssue({ code: 'custom', message: 'must include job (e.g. [cluster, namespace, job])' });
+  });
+
+/** One PromQL label matcher: name, operator, quoted value. */
+const MATCHER = /\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(?:=~|!~|!=|=)\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*/.source;
+const MATCHER_LIST = new RegExp(`^${MATCHER}(?:,${MATCHER})*$`);
+
+/** The label matchers that find the exporter's own series, e.g. `job="zero-plane-exporter"` or `job=~"llm-gateway.*", namespace="llm"`. */
+const selector = z
+  .string()
+  .refine((text) => MATCHER_LIST.test(text), {
+    message: 'not a list of PromQL label matchers such as job="zero-plane-exporter" or job=~"llm-gateway.*", namespace="llm" (at least one)',
+  })
+  .transform((text) => text.trim());
+
+const httpUrl = z.string().regex(/^https?:\/\/[^\s]+$/, 'not an http(s) URL');
 
 /** How the alerting pack is generated: windows, `for` durations, selectors, links. */
 export const packSchema = z
   .object({
     rateWindow: duration.default(300_000),
     evaluationInterval: duration.default(30_000),
-    /** Selects the exporter's scrape job in `up`, for ZeroPlaneExporterDown. */
-    exporterSelector: z.string().default('job="zero-plane-exporter"'),
-    runbookUrl: z.string().default('https://github.com/zero-plane/zero-plane-exporter/blob/main/docs/runbook.md'),
-    /** ZeroPlaneLogSourceStalled: no new record for this long. */
+    /** The labels every recording rule keeps, every join matches on, Alertmanager groups and inhibits on. */
+    aggregationLabels: aggregationLabels.default(['job']),
+    /** How the pack finds the exporter's own series (raw metrics, `up`, the dashboards' variables). */
+    selector: selector.default('job="zero-plane-exporter"'),
+    /** Where docs/runbook.md is published: every alert's runbook_url is this plus `#alertname`. */
+    runbookUrl: httpUrl.default('https://github.com/zero-plane/zero-plane-exporter/blob/main/docs/runbook.md'),
+    /** ZeroPlaneLogSourceStalled: no new record for this long; ZeroPlaneRequestsStopped: no request counted for this long. */
     stalledAfter: duration.default(600_000),
+    /**
+     * keep_firing_for of the alerts on the rate window (band, P0, canary, hit rate, degraded, warm-up, opt-in,
+     * parse errors): a window that dips under its threshold or its minRequests for a moment does not resolve
+     * the alert, so one incident is one page, not a resolve and a second page (Prometheus >= 2.42). The
+     * gate resumes non-core calls this long after the P0's condition clears.
+     */
+    keepFiringFor: forDuration.default(300_000),
     for: forSchema.default(() => forSchema.parse({})),
   })
   .strict();
 
+/** Traffic guards: a window with fewer events than this cannot fire the alerts that read a ratio over it. */
+export const alertsSchema = z
+  .object({
+    /**
+     * Events a window needs (hit requests for the latency, P0 and canary alerts, requests for the hit rate,
+     * warm-up outcomes for warm-up efficiency, SLO events in a burn-rate pair's long window).
+     */
+    minRequests: z.number().int().min(1).default(200),
+  })
+  .strict();
+
+const objective = z.number().gt(0).lt(1);
+
+/** One multi-window burn-rate condition: the budget burns `factor` times too fast over both windows. */
+const burnWindow = z
+  .object({ factor: z.number().positive(), long: duration, short: duration })
+  .strict()
+  .refine((w) => w.short < w.long, { message: '`short` must be shorter than `long`' });
+
+const defaultBurnWindows = {
+  page: [
+    { factor: 14.4, long: 3_600_000, short: 300_000 },
+    { factor: 6, long: 21_600_000, short: 1_800_000 },
+  ],
+  ticket: [
+    { factor: 3, long: 86_400_000, short: 7_200_000 },
+    { factor: 1, long: 259_200_000, short: 21_600_000 },
+  ],
+};
+
+/** Service-level objectives: error-budget recording rules and multi-window multi-burn-rate alerts. */
+export const slosSchema = z
+  .object({
+    /** The period the error budget is counted over. */
+    period: duration.default(2_419_200_000),
+    /** Share of requests served by Zero-Plane. */
+    hitRate: z.object({ objective: objective.default(0.994) }).strict().default({ objective: 0.994 }),
+    /** Share of Zero-Plane requests at or under the ceiling (baseline × (1 + tolerance)). */
+    latency: z.object({ objective: objective.default(0.99) }).strict().default({ objective: 0.99 }),
+    /** Page (severity critical) when any of these holds; SRE workbook defaults. */
+    page: z.array(burnWindow).min(1).default(() => defaultBurnWindows.page.map((w) => ({ ...w }))),
+    /** Ticket (severity warning) when any of these holds. */
+    ticket: z.array(burnWindow).min(1).default(() => defaultBurnWindows.ticket.map((w) => ({ ...w }))),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    for (const tier of ['page', 'ticket'] as const) {
+      s[tier].forEach((w, i) => {
+        if (w.long > s.period) {
+          ctx.addIssue({ code: 'custom', path: [tier, i, 'long'], message: `${formatDuration(w.long)} is longer than slos.period (${formatDuration(s.period)}): give slos.page and slos.ticket windows that fit` });
+        }
+      });
+    }
+  });
+
+export const dashboardsSchema = z
+  .object({
+    /** Grafana's `editable`: off, so a provisioned dashboard is changed in the generator, not in the UI. */
+    editable: z.boolean().default(false),
+  })
+  .strict();
+
+/** The example Alertmanager config (alerts/alertmanager.example.yml): receivers and the places to fill in. */
+export const alertmanagerSchema = z
+  .object({
+    pager: z
+      .object({
+        name: z.string().min(1).default('zero-plane-pager'),
+        /** PagerDuty Events API v2 routing key, read by Alertmanager from this file. */
+        routingKeyFile: z.string().min(1).default('/etc/alertmanager/secrets/pagerduty-routing-key'),
+      })
+      .strict()
+      .default({ name: 'zero-plane-pager', routingKeyFile: '/etc/alertmanager/secrets/pagerduty-routing-key' }),
+    chat: z
+      .object({
+        name: z.string().min(1).default('zero-plane-chat'),
+        /** Slack incoming-webhook URL, read by Alertmanager from this file. */
+        apiUrlFile: z.string().min(1).default('/etc/alertmanager/secrets/slack-api-url'),
+        channel: z.string().min(1).default('#zero-plane-alerts'),
+      })
+      .strict()
+      .default({ name: 'zero-plane-chat', apiUrlFile: '/etc/alertmanager/secrets/slack-api-url', channel: '#zero-plane-alerts' }),
+    gate: z
+      .object({
+        name: z.string().min(1).default('load-shedding-gate'),
+        /** The exporter's webhook as Alertmanager reaches it; unset = http://zero-plane-exporter:<web.listenAddress port>/api/v1/alerts/webhook. */
+        url: httpUrl.optional(),
+      })
+      .strict()
+      .default({ name: 'load-shedding-gate' }),
+    /** A notification still firing unchanged is sent again after this long (pages and tickets alike). */
+    repeatInterval: duration.default(43_200_000),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    const names = [a.pager.name, a.chat.name, a.gate.name];
+    if (new Set(names).size !== names.length) ctx.addIssue({ code: 'custom', message: `receiver names must differ: ${names.join(', ')}` });
+  });
 
 const k8sName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a Kubernetes name: lower-case letters, digits and "-", starting and ending alphanumeric').max(63);
 /** A Kubernetes resource quantity ("100m", "1", "128Mi"). */
@@ -300,7 +451,7 @@ const resources = z.object({ cpu: quantity, memory: quantity }).strict();
 /** `generate` writes deploy/kubernetes/ from these (the sidecar example, monitors, rules, dashboards). */
 export const kubernetesSchema = z
   .object({
-    /** Name of the exporter's metrics Service; a ServiceMonitor makes it the `job` label, so keep it equal to the job in pack.exporterSelector. */
+    /** Name of the exporter's metrics Service; a ServiceMonitor makes it the `job` label, so keep it equal to the job in pack.selector. */
     name: k8sName.default('zero-plane-exporter'),
     /** Namespace set by the kustomization; empty = kubectl's current namespace. */
     namespace: z.union([k8sName, z.literal('')]).default(''),
@@ -368,6 +519,10 @@ export const configSchema = z
     gate: gateSchema.default(() => gateSchema.parse({})),
     ingest: ingestSchema.default(() => ingestSchema.parse({})),
     pack: packSchema.default(() => packSchema.parse({})),
+    alerts: alertsSchema.default(() => alertsSchema.parse({})),
+    slos: slosSchema.default(() => slosSchema.parse({})),
+    dashboards: dashboardsSchema.default(() => dashboardsSchema.parse({})),
+    alertmanager: alertmanagerSchema.default(() => alertmanagerSchema.parse({})),
     checkpoint: checkpointSchema.default(() => checkpointSchema.parse({})),
     deploy: deploySchema.default(() => deploySchema.parse({})),
   })

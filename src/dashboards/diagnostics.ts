@@ -14,16 +14,17 @@ import {
   timeseriesPanel,
   type Section,
 } from './panels.js';
-import { increase, RANGE, rate, ratioOfRates, ruleNames, sel } from './queries.js';
+import { groupingOf, type Grouping } from '../pack/grouping.js';
+import { FILTERS, increase, own, RANGE, rate, ratioOfRates, rawSignal } from './queries.js';
 import { pct, TAGS } from './shared.js';
 
 export const DIAGNOSTICS_UID = 'zero-plane-diagnostics';
 
-export function diagnosticsDashboard(config: Config) {
+export function diagnosticsDashboard(config: Config, g: Grouping = groupingOf(config)) {
   const h = config.headers;
-  const r = ruleNames(config);
-  const all = ['job', 'model', 'route', 'cohort'] as const;
-  const jobOnly = 'The counter has no model, route or cohort label: only the job filter applies.';
+  const w = formatDuration(config.pack.rateWindow);
+  const all = FILTERS;
+  const jobOnly = 'The counter has no model, route or cohort label: those filters do not apply.';
   const stalledAfter = config.pack.stalledAfter / 1000;
   const req = 'zero_plane_requests_total';
   const cached = 'zero_plane_cached_responses_total';
@@ -34,14 +35,14 @@ export function diagnosticsDashboard(config: Config) {
       stackedRates({
         title: 'Downgrades by reason',
         description: `Requests downgraded off Zero-Plane per second, by the ${h.downgradeReason.name} value (bounded to ${config.metrics.downgradeReasonLimit} reasons; later ones are __other__). ${jobOnly}`,
-        queries: [{ expr: `sum by (reason) (${rate(sel('zero_plane_downgrades_total', ['job']))})`, legend: '{{reason}}' }],
+        queries: [{ expr: `sum by (reason) (${rate(own(g, 'zero_plane_downgrades_total', []))})`, legend: '{{reason}}' }],
       }),
       barGaugePanel({
         title: 'Downgrades by reason over the time range',
         description: `Requests downgraded off Zero-Plane in the selected time range, by reason. ${jobOnly}`,
         queries: [
           {
-            expr: `sort_desc(sum by (reason) (${increase(sel('zero_plane_downgrades_total', ['job']), RANGE)}))`,
+            expr: `sort_desc(sum by (reason) (${increase(own(g, 'zero_plane_downgrades_total', []), RANGE)}))`,
             legend: '{{reason}}',
             instant: true,
           },
@@ -55,30 +56,30 @@ export function diagnosticsDashboard(config: Config) {
       stackedRates({
         title: 'Cached responses',
         description: `Responses per second with ${h.cached.name}: ${h.cached.value}. The counter has no cohort label: the cohort filter does not apply.`,
-        queries: [{ expr: `sum by (model, route) (${rate(sel(cached, ['job', 'model', 'route']))})`, legend: '{{model}} {{route}}' }],
+        queries: [{ expr: `sum by (model, route) (${rate(own(g, cached, ['model', 'route']))})`, legend: '{{model}} {{route}}' }],
         w: 8,
       }),
       sharePanel({
         title: 'Cached share of requests',
         description: 'Cached responses / all requests, for the selected jobs, models and routes (the cohort filter does not apply to either side).',
-        queries: [{ expr: ratioOfRates(sel(cached, ['job', 'model', 'route']), sel(req, ['job', 'model', 'route'])), legend: 'cached share' }],
+        queries: [{ expr: ratioOfRates(own(g, cached, ['model', 'route']), own(g, req, ['model', 'route'])), legend: 'cached share' }],
         w: 8,
       }),
       stackedRates({
         title: 'Throttle modes',
         description: `Requests per second by the ${h.delayProfile.modeMember} member of ${h.delayProfile.name}. ${jobOnly}`,
-        queries: [{ expr: `sum by (mode) (${rate(sel('zero_plane_throttle_mode_total', ['job']))})`, legend: '{{mode}}' }],
+        queries: [{ expr: `sum by (mode) (${rate(own(g, 'zero_plane_throttle_mode_total', []))})`, legend: '{{mode}}' }],
         w: 8,
       }),
       stackedRates({
         title: 'Status classes',
         description: 'Requests per second by HTTP status class, Zero-Plane hits and fallbacks together. All filters apply.',
-        queries: [{ expr: `sum by (status_class) (${rate(sel(req, all))})`, legend: '{{status_class}}' }],
+        queries: [{ expr: `sum by (status_class) (${rate(own(g, req, all))})`, legend: '{{status_class}}' }],
       }),
       sharePanel({
         title: 'Non-2xx share of requests',
         description: 'Share of requests whose status is not 2xx. All filters apply.',
-        queries: [{ expr: ratioOfRates(sel(req, all, 'status_class!="2xx"'), sel(req, all)), legend: 'non-2xx share' }],
+        queries: [{ expr: ratioOfRates(own(g, req, all, 'status_class!="2xx"'), own(g, req, all)), legend: 'non-2xx share' }],
       }),
     ],
   };
@@ -91,7 +92,7 @@ export function diagnosticsDashboard(config: Config) {
         description:
           `Requests per second by the state of ${h.optIn.name}: valid (exactly "${h.optIn.value}"), missing, or malformed. ` +
           `Counted only when the log carries request headers. ${jobOnly}`,
-        queries: [{ expr: `sum by (state) (${rate(sel('zero_plane_opt_in_header_total', ['job']))})`, legend: '{{state}}' }],
+        queries: [{ expr: `sum by (state) (${rate(own(g, 'zero_plane_opt_in_header_total', []))})`, legend: '{{state}}' }],
       }),
       eventBars({
         title: 'Malformed opt-in headers by defect',
@@ -100,7 +101,7 @@ export function diagnosticsDashboard(config: Config) {
           `ZeroPlaneOptInHeaderMalformed fires on any. ${jobOnly}`,
         queries: [
           {
-            expr: `sum by (defect) (${increase(sel('zero_plane_opt_in_header_total', ['job'], 'state="malformed"'))}) > 0`,
+            expr: `sum by (defect) (${increase(own(g, 'zero_plane_opt_in_header_total', [], 'state="malformed"'))}) > 0`,
             legend: '{{defect}}',
           },
         ],
@@ -114,9 +115,9 @@ export function diagnosticsDashboard(config: Config) {
       flagStat({
         title: 'Exporter scraped',
         description:
-          `Whether Prometheus can scrape each exporter instance: up{${config.pack.exporterSelector}}, the series ` +
-          'ZeroPlaneExporterDown alerts on (pack.exporterSelector).',
-        queries: [{ expr: `up{${[config.pack.exporterSelector, 'job=~"$job"'].filter((m) => m.trim() !== '').join(', ')}}`, legend: '{{instance}}' }],
+          `Whether Prometheus can scrape each exporter instance: up{${g.selector}}, the series ` +
+          'ZeroPlaneExporterDown alerts on (pack.selector).',
+        queries: [{ expr: own(g, 'up', []), legend: '{{instance}}' }],
         noValue: 'No target',
         zero: { text: 'DOWN', color: 'red' },
         one: { text: 'up', color: 'green' },
@@ -125,7 +126,7 @@ export function diagnosticsDashboard(config: Config) {
       timeseriesPanel({
         title: 'Log lines read per source',
         description: 'Lines per second read from each source (the file pattern as configured, or stdin), per instance.',
-        queries: [{ expr: `sum by (instance, source) (${rate(sel('zero_plane_exporter_lines_total', ['job']))})`, legend: '{{instance}} {{source}}' }],
+        queries: [{ expr: `sum by (instance, source) (${rate(own(g, 'zero_plane_exporter_lines_total', []))})`, legend: '{{instance}} {{source}}' }],
         unit: 'short',
         min: 0,
         w: 18,
@@ -133,7 +134,7 @@ export function diagnosticsDashboard(config: Config) {
       timeseriesPanel({
         title: 'Parse errors by reason',
         description: 'Log lines skipped per second because they could not be used as a record, by reason.',
-        queries: [{ expr: `sum by (reason) (${rate(sel('zero_plane_exporter_parse_errors_total', ['job']))}) > 0`, legend: '{{reason}}' }],
+        queries: [{ expr: `sum by (reason) (${rate(own(g, 'zero_plane_exporter_parse_errors_total', []))}) > 0`, legend: '{{reason}}' }],
         unit: 'short',
         min: 0,
         noValue: 'None',
@@ -142,9 +143,9 @@ export function diagnosticsDashboard(config: Config) {
       sharePanel({
         title: 'Parse error ratio',
         description:
-          `Skipped lines / lines read over ${r.window} (${r.parseErrorRatio}), per job. ZeroPlaneParseErrorsHigh fires above ` +
-          `${pct(config.signals.parseErrorRatioMax)} (dashed line).`,
-        queries: [{ expr: sel(r.parseErrorRatio, ['job']), legend: '{{job}}' }],
+          `Skipped lines / lines read over ${w}, per ${g.labelWords}: what ZeroPlaneParseErrorsHigh compares, for the selected ` +
+          `instances. It fires above ${pct(config.signals.parseErrorRatioMax)} (dashed line).`,
+        queries: [{ expr: rawSignal(config, g, { signal: 'parseErrorRatio', window: config.pack.rateWindow }), legend: g.legend }],
         steps: healthyBelow(config.signals.parseErrorRatioMax),
       }),
       secondsPanel({
@@ -152,7 +153,7 @@ export function diagnosticsDashboard(config: Config) {
         description:
           'Age of the newest record read from each source: time() - zero_plane_exporter_last_record_timestamp_seconds (the record\'s own ' +
           `event time). ZeroPlaneLogSourceStalled fires above ${formatDuration(config.pack.stalledAfter)} (dashed line).`,
-        queries: [{ expr: `time() - ${sel('zero_plane_exporter_last_record_timestamp_seconds', ['job'])}`, legend: '{{instance}} {{source}}' }],
+        queries: [{ expr: `time() - ${own(g, 'zero_plane_exporter_last_record_timestamp_seconds', [])}`, legend: '{{instance}} {{source}}' }],
         steps: healthyBelow(stalledAfter),
       }),
       eventBars({
@@ -160,14 +161,14 @@ export function diagnosticsDashboard(config: Config) {
         description:
           `Label values replaced by __other__ per $__rate_interval, by label: model, route and cohort keep at most ` +
           `${config.metrics.labelValueLimit} values each, reason ${config.metrics.downgradeReasonLimit}. Any overflow merges series.`,
-        queries: [{ expr: `sum by (label) (${increase(sel('zero_plane_exporter_label_overflow_total', ['job']))}) > 0`, legend: '{{label}}' }],
+        queries: [{ expr: `sum by (label) (${increase(own(g, 'zero_plane_exporter_label_overflow_total', []))}) > 0`, legend: '{{label}}' }],
       }),
       eventBars({
         title: 'Source errors',
         description: 'Problems reading a source (missing file, permission denied, read error) per $__rate_interval; the source is retried.',
         queries: [
           {
-            expr: `sum by (instance, source, reason) (${increase(sel('zero_plane_exporter_source_errors_total', ['job']))}) > 0`,
+            expr: `sum by (instance, source, reason) (${increase(own(g, 'zero_plane_exporter_source_errors_total', []))}) > 0`,
             legend: '{{instance}} {{source}} {{reason}}',
           },
         ],
@@ -177,7 +178,7 @@ export function diagnosticsDashboard(config: Config) {
         description:
           'Structured-field headers that did not parse, per $__rate_interval, by header; the request still counts, without what the header says.',
         queries: [
-          { expr: `sum by (header) (${increase(sel('zero_plane_exporter_header_parse_errors_total', ['job']))}) > 0`, legend: '{{header}}' },
+          { expr: `sum by (header) (${increase(own(g, 'zero_plane_exporter_header_parse_errors_total', []))}) > 0`, legend: '{{header}}' },
         ],
       }),
     ],
@@ -194,5 +195,6 @@ export function diagnosticsDashboard(config: Config) {
       tags: TAGS,
     },
     [responses, optIn, health],
+    { grouping: g, editable: config.dashboards.editable },
   );
 }

@@ -13,34 +13,35 @@ import {
   timeseriesPanel,
   type Section,
 } from './panels.js';
+import { groupingOf, type Grouping } from '../pack/grouping.js';
 import { nonCanaryCohortRegex } from '../pack/rules.js';
-import { P99_TAIL, rate, ratioOfRates, sel } from './queries.js';
+import { FILTERS, own, P99_TAIL, rate, ratioOfRates } from './queries.js';
 import { bandSteps, describeBand, pct, TAGS } from './shared.js';
 
 export const LATENCY_UID = 'zero-plane-latency';
 
-export function latencyDashboard(config: Config) {
+export function latencyDashboard(config: Config, g: Grouping = groupingOf(config)) {
   const s = config.signals;
   const t = thresholds(s);
-  const all = ['job', 'model', 'route', 'cohort'] as const;
+  const all = FILTERS;
   const bucket = 'zero_plane_request_duration_seconds_bucket';
   const count = 'zero_plane_request_duration_seconds_count';
-  const hitBuckets = (by: string, ...extra: string[]) => `sum by (${by}) (${rate(sel(bucket, all, 'hit="true"', ...extra))})`;
+  const hitBuckets = (by: string, ...extra: string[]) => `sum by (${by}) (${rate(own(g, bucket, all, 'hit="true"', ...extra))})`;
   const quantile = (q: number, by = 'le', ...extra: string[]) => `histogram_quantile(${q}, ${hitBuckets(by, ...extra)})`;
   const stable = nonCanaryCohortRegex(config);
   const canary = `cohort!~"${stable}"`;
   const rest = `cohort=~"${stable}"`;
   /** Exact share of hit requests slower than the ceiling, from the bucket at the ceiling. */
   const aboveCeiling = (by: string, extra: string) => {
-    const total = `sum${by ? ` by (${by})` : ''} (${rate(sel(count, all, 'hit="true"', extra))})`;
-    const within = `sum${by ? ` by (${by})` : ''} (${rate(sel(bucket, all, 'hit="true"', extra, `le="${t.ceiling}"`))})`;
+    const total = `sum${by ? ` by (${by})` : ''} (${rate(own(g, count, all, 'hit="true"', extra))})`;
+    const within = `sum${by ? ` by (${by})` : ''} (${rate(own(g, bucket, all, 'hit="true"', extra, `le="${t.ceiling}"`))})`;
     return `(${total} - ${within})\n/\n${total}`;
   };
   const stableList = ['(none)', ...s.stableCohorts].join(', ');
   const band = `Dashed lines: the floor ${t.floor} s and the ceiling ${t.ceiling} s, ${describeBand(t, s.tolerance)}.`;
 
   const distribution: Section = {
-    title: 'Distribution of Zero-Plane latency (filtered by job, model, route and cohort)',
+    title: 'Distribution of Zero-Plane latency (every filter applies)',
     panels: [
       heatmapPanel({
         title: 'Latency heatmap',
@@ -75,11 +76,11 @@ export function latencyDashboard(config: Config) {
         description:
           `p50, p99 and p99.9 of Zero-Plane latency over the exporter's sliding window (${formatDuration(config.window.duration)}), ` +
           `from its DDSketch (within 0.5 % of the exact value): zero_plane_window_latency_seconds{quantile}. ${band} ` +
-          'Per instance; only the job filter applies.',
+          'Per instance; the model, route and cohort filters do not apply.',
         queries: [
-          { expr: sel('zero_plane_window_latency_seconds', ['job'], 'quantile="0.5"'), legend: '{{instance}} p50' },
-          { expr: sel('zero_plane_window_latency_seconds', ['job'], 'quantile="0.99"'), legend: '{{instance}} p99' },
-          { expr: sel('zero_plane_window_latency_seconds', ['job'], 'quantile="0.999"'), legend: '{{instance}} p99.9' },
+          { expr: own(g, 'zero_plane_window_latency_seconds', [], 'quantile="0.5"'), legend: '{{instance}} p50' },
+          { expr: own(g, 'zero_plane_window_latency_seconds', [], 'quantile="0.99"'), legend: '{{instance}} p99' },
+          { expr: own(g, 'zero_plane_window_latency_seconds', [], 'quantile="0.999"'), legend: '{{instance}} p99.9' },
         ],
         steps: bandSteps(t),
       }),
@@ -87,8 +88,8 @@ export function latencyDashboard(config: Config) {
         title: 'Window standard deviation (σ)',
         description:
           `Standard deviation of Zero-Plane latency over the exporter's sliding window: zero_plane_window_latency_stddev_seconds. ` +
-          'Deterministic latency keeps it small and flat. Per instance; only the job filter applies.',
-        queries: [{ expr: sel('zero_plane_window_latency_stddev_seconds', ['job']), legend: '{{instance}} σ' }],
+          'Deterministic latency keeps it small and flat. Per instance; the model, route and cohort filters do not apply.',
+        queries: [{ expr: own(g, 'zero_plane_window_latency_stddev_seconds', []), legend: '{{instance}} σ' }],
       }),
     ],
   };
@@ -142,14 +143,14 @@ export function latencyDashboard(config: Config) {
       timeseriesPanel({
         title: 'Requests by model and route',
         description: 'Requests per second (hit and fallback) per model and route. All filters apply.',
-        queries: [{ expr: `sum by (model, route) (${rate(sel(req, all))})`, legend: '{{model}} {{route}}' }],
+        queries: [{ expr: `sum by (model, route) (${rate(own(g, req, all))})`, legend: '{{model}} {{route}}' }],
         unit: 'reqps',
         min: 0,
       }),
       targetSharePanel({
         title: 'Hit rate by model and route',
         description: `Share served by Zero-Plane per model and route. Dashed line: the ${pct(s.hitRateTarget)} target. All filters apply.`,
-        queries: [{ expr: ratioOfRates(sel(req, all, 'hit="true"'), sel(req, all), 'model, route'), legend: '{{model}} {{route}}' }],
+        queries: [{ expr: ratioOfRates(own(g, req, all, 'hit="true"'), own(g, req, all), 'model, route'), legend: '{{model}} {{route}}' }],
         target: s.hitRateTarget,
       }),
     ],
@@ -166,5 +167,6 @@ export function latencyDashboard(config: Config) {
       tags: TAGS,
     },
     [distribution, window, cohorts, breakdown],
+    { grouping: g, editable: config.dashboards.editable },
   );
 }

@@ -1,9 +1,15 @@
-// "Zero-Plane overview": the four signals as the alerts evaluate them, p99 against the band, the exact share
-// above the ceiling, the P0 and the load-shedding gate; then traffic filtered by model, route and cohort.
+// "Zero-Plane overview": the four signals as the alerts evaluate them, the SLOs' error budgets, p99 against
+// the band, the exact share above the ceiling, the P0 and the load-shedding gate; then traffic filtered by
+// model, route and cohort.
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
+import { alertSpecs } from '../pack/alert-specs.js';
+import { renderCondition, type SignalRef } from '../pack/conditions.js';
+import { by, groupingOf, on, type Grouping } from '../pack/grouping.js';
+import { burnPairs, exhaustion, slos, sloWindows } from '../pack/slos.js';
 import {
+  barGaugePanel,
   buildDashboard,
   eventBars,
   flagStat,
@@ -15,33 +21,39 @@ import {
   statPanel,
   targetSharePanel,
   timeseriesPanel,
+  type PanelDraft,
   type Section,
 } from './panels.js';
-import { P0_ALERT, P99_TAIL, rate, ratioOfRates, ruleNames, sel, increase } from './queries.js';
+import { budgetLeft, FILTERS, increase, own, P0_ALERT, P99_TAIL, rate, ratioOfRates, rawSignal } from './queries.js';
 import { bandSteps, describeBand, pct, TAGS } from './shared.js';
 
 export const OVERVIEW_UID = 'zero-plane-overview';
 
-export function overviewDashboard(config: Config) {
+export function overviewDashboard(config: Config, g: Grouping = groupingOf(config)) {
   const s = config.signals;
   const t = thresholds(s);
-  const r = ruleNames(config);
-  const w = r.window;
-  const job = sel(r.requests, ['job']);
-  const perJob = `Per job, exactly what the alert rules evaluate (recording rules over ${w}); the model, route and cohort filters do not apply.`;
-  const all = ['job', 'model', 'route', 'cohort'] as const;
-  /** A recording rule's series for the selected jobs, one per job. */
-  const perJobRule = (rule: string) => ({ expr: sel(rule, ['job']), legend: '{{job}}' });
-  /** Keeps a per-job 0 where `x` has no series, for the selected jobs only. */
-  const zeroPerJob = (x: string) => `(\n${x}\nor\n0 * ${r.requests}\n)\nand on (job)\n${job}`;
+  const window = config.pack.rateWindow;
+  const w = formatDuration(window);
+  const group = g.labelWords;
+  const asAlerts =
+    `Per ${group}, what the alert rules compare: the same arithmetic over the same ${w} window, from the raw series of the selected ` +
+    'instances (all of them: exactly the rule\'s value). The model, route and cohort filters do not apply.';
+  const signal = (ref: SignalRef) => ({ expr: rawSignal(config, g, ref), legend: g.legend });
+  const at = (name: Exclude<SignalRef['signal'], 'burnRate' | 'sloEvents'>) => signal({ signal: name, window });
+  const hitBucket = 'zero_plane_request_duration_seconds_bucket';
+  const p0 = alertSpecs(config, g).find((a) => a.alert === P0_ALERT);
+  if (!p0) throw new Error(`the alerting pack has no ${P0_ALERT}`);
+  const p0Condition = renderCondition(p0, (ref) => rawSignal(config, g, ref), `and ${on(g)}`);
+  /** Keeps a per-group 0 where `x` has no series (traffic, but the condition does not hold). */
+  const zeroPerGroup = (x: string) => `${x}\nor ${on(g)}\n0 * ${rawSignal(config, g, { signal: 'requests', window })}`;
 
   const signals: Section = {
-    title: `Signals (per job, as the alerts see them over ${w})`,
+    title: `Signals (per ${group}, as the alerts see them over ${w})`,
     panels: [
       statPanel({
         title: 'Hit rate',
-        description: `Share of requests served by Zero-Plane. Healthy ≥ ${pct(s.hitRateTarget)}. ${perJob}`,
-        queries: [perJobRule(r.hitRate)],
+        description: `Share of requests served by Zero-Plane. Healthy ≥ ${pct(s.hitRateTarget)}. ${asAlerts}`,
+        queries: [at('hitRate')],
         unit: 'percentunit',
         decimals: 2,
         min: 0,
@@ -55,8 +67,13 @@ export function overviewDashboard(config: Config) {
         title: 'p99 drift',
         description:
           `(p99 of Zero-Plane latency − baseline) / baseline: p99 within ${describeBand(t, s.tolerance)} is drift within ±${pct(s.tolerance)} (green). ` +
-          `An estimate (histogram_quantile interpolates inside a bucket); the alerts decide the band exactly from the buckets at the floor and ceiling. ${perJob}`,
-        queries: [perJobRule(r.drift)],
+          `An estimate (histogram_quantile interpolates inside a bucket); the alerts decide the band exactly from the buckets at the floor and ceiling. ${asAlerts}`,
+        queries: [
+          {
+            expr: `histogram_quantile(0.99, sum ${by(g, 'le')} (${increase(own(g, hitBucket, [], 'hit="true"'), w)})) / ${t.baseline} - 1`,
+            legend: g.legend,
+          },
+        ],
         unit: 'percentunit',
         decimals: 1,
         noValue: 'No traffic',
@@ -68,8 +85,8 @@ export function overviewDashboard(config: Config) {
         title: 'Degraded requests',
         description:
           `Requests whose delay profile says degraded, over the last ${w}. Healthy: 0. increase() extrapolates to the window's edges, ` +
-          `so the value is rounded up: any degraded request shows as at least 1, as the alert fires on > 0. ${perJob}`,
-        queries: [{ expr: `ceil(${sel(r.degraded, ['job'])})`, legend: '{{job}}' }],
+          `so the value is rounded up: any degraded request shows as at least 1, as the alert fires on > 0. ${asAlerts}`,
+        queries: [{ expr: `ceil(${rawSignal(config, g, { signal: 'degraded', window })})`, legend: g.legend }],
         unit: 'none',
         decimals: 0,
         min: 0,
@@ -82,8 +99,8 @@ export function overviewDashboard(config: Config) {
         title: 'Warm-up efficiency',
         description:
           `Warm-up hits / (hits + misses) of Zero-Plane requests. Healthy ≥ ${pct(s.warmupEfficiencyTarget)} ` +
-          `(baseline ${pct(s.warmupEfficiencyBaseline)}). ${perJob}`,
-        queries: [perJobRule(r.warmupEfficiency)],
+          `(baseline ${pct(s.warmupEfficiencyBaseline)}). ${asAlerts}`,
+        queries: [at('warmupEfficiency')],
         unit: 'percentunit',
         decimals: 1,
         min: 0,
@@ -96,13 +113,11 @@ export function overviewDashboard(config: Config) {
       flagStat({
         title: 'P0: p99 above the ceiling with degraded requests',
         description:
-          `"condition": the expression of ${P0_ALERT} holds now (more than ${pct(P99_TAIL)} of Zero-Plane requests slower than the ` +
-          `${t.ceiling} s ceiling and degraded requests > 0, over ${w}). "alert firing": Prometheus reports the alert firing ` +
-          `(after its for: ${formatDuration(config.pack.for.p0)}). Per job.`,
-        queries: [
-          { expr: zeroPerJob(`count by (job) (\n${r.p0Condition}\n)`), legend: '{{job}} condition' },
-          { expr: zeroPerJob(`max by (job) (ALERTS{alertname="${P0_ALERT}", alertstate="firing"})`), legend: '{{job}} alert firing' },
-        ],
+          `The condition of ${P0_ALERT} holds now: more than ${pct(P99_TAIL)} of Zero-Plane requests slower than the ${t.ceiling} s ceiling ` +
+          `and degraded requests > 0 over ${w}, with at least ${config.alerts.minRequests} Zero-Plane requests in the window ` +
+          `(alerts.minRequests). The alert fires once it has held for ${formatDuration(config.pack.for.p0)}. Per ${group}, from the raw ` +
+          'series of the selected instances.',
+        queries: [{ expr: zeroPerGroup(`count ${by(g)} (\n${p0Condition}\n)`), legend: g.legend }],
         noValue: 'No traffic',
         zero: { text: 'no', color: 'green' },
         one: { text: 'P0', color: 'red' },
@@ -113,8 +128,8 @@ export function overviewDashboard(config: Config) {
         title: 'Non-core calls paused',
         description:
           `zero_plane_noncore_paused: the exporter's load-shedding gate pauses non-core AI calls while an alert with ` +
-          `${config.gate.pauseLabel}="${config.gate.pauseValue}" fires (Alertmanager webhook). Per job.`,
-        queries: [{ expr: `max by (job) (${sel('zero_plane_noncore_paused', ['job'])})`, legend: '{{job}}' }],
+          `${config.gate.pauseLabel}="${config.gate.pauseValue}" fires (Alertmanager webhook). Per ${group}.`,
+        queries: [{ expr: `max ${by(g)} (${own(g, 'zero_plane_noncore_paused', [])})`, legend: g.legend }],
         noValue: 'Exporter not scraped',
         zero: { text: 'running', color: 'green' },
         one: { text: 'PAUSED', color: 'red' },
@@ -124,17 +139,87 @@ export function overviewDashboard(config: Config) {
     ],
   };
 
+  const period = formatDuration(config.slos.period);
+  const pairs = burnPairs(config);
+  const firstPage = pairs.find((p) => p.tier === 'page') ?? pairs[0];
+  if (!firstPage) throw new Error('slos: no burn-rate pair');
+  const lowest = (tier: 'page' | 'ticket') => Math.min(...pairs.filter((p) => p.tier === tier).map((p) => p.factor));
+  const burnSteps = [
+    { value: null, color: 'green' },
+    { value: lowest('ticket'), color: 'orange' },
+    { value: lowest('page'), color: 'red' },
+  ];
+  const budgetPanels: PanelDraft[] = slos(config).flatMap((slo) => {
+    const left = budgetLeft(config, g, slo.id);
+    const burnNow = rawSignal(config, g, { signal: 'burnRate', slo: slo.id, window: firstPage.long });
+    const about = `The ${slo.title} SLO: ${pct(slo.objective)} of ${slo.events} good over ${period}, a budget of ${pct(slo.budget)} ${slo.bad}.`;
+    return [
+      statPanel({
+        title: `${slo.title[0]?.toUpperCase()}${slo.title.slice(1)} budget left`,
+        description:
+          `${about} Share of the ${period} error budget not yet spent (negative: overspent), per ${group}, from the hourly ` +
+          'recordings zero_plane_instance:slo_*:increase1h of the selected instances (zero_plane:slo_error_budget_remaining:ratio for all of them). ' +
+          'Counted in whole hours.',
+        queries: [{ expr: left, legend: g.legend }],
+        unit: 'percentunit',
+        decimals: 1,
+        noValue: 'No data yet',
+        steps: healthyFrom(0),
+        w: 4,
+        h: 6,
+      }),
+      statPanel({
+        title: `${slo.title[0]?.toUpperCase()}${slo.title.slice(1)} budget: time to exhaustion`,
+        description:
+          `${about} How long the budget left lasts at the burn rate of the last ${formatDuration(firstPage.long)}: budget left × ${period} / burn rate. ` +
+          `Red below ${exhaustion(config, firstPage.factor)} (what a ${firstPage.factor}× burn leaves, the first page), orange below ${period} ` +
+          '(burning faster than the budget allows). "Not burning": no bad event in that window.',
+        queries: [{ expr: `clamp_min(\n${left}\n, 0) * ${config.slos.period / 1000}\n/ ${on(g)}\n(${burnNow} > 0)`, legend: g.legend }],
+        unit: 's',
+        decimals: 0,
+        noValue: 'Not burning',
+        steps: [
+          { value: null, color: 'red' },
+          { value: config.slos.period / 1000 / firstPage.factor, color: 'orange' },
+          { value: config.slos.period / 1000, color: 'green' },
+        ],
+        w: 4,
+        h: 6,
+      }),
+      barGaugePanel({
+        title: `${slo.title[0]?.toUpperCase()}${slo.title.slice(1)} burn rate per window`,
+        description:
+          `${about} Burn rate over each window the burn-rate alerts use: (bad ${slo.events} / ${slo.events}) / ${slo.budget}; 1 spends the budget ` +
+          `exactly over ${period}. ${pairs.map((p) => `${p.tier === 'page' ? 'Page' : 'Ticket'} when over ${p.factor}× over both ${formatDuration(p.long)} and ${formatDuration(p.short)}`).join('; ')}. ` +
+          `Orange from ${lowest('ticket')}×, red from ${lowest('page')}×. Per ${group}, from the raw series of the selected instances (the alerts' values for all of them).`,
+        queries: sloWindows(config).map((window) => ({
+          expr: rawSignal(config, g, { signal: 'burnRate', slo: slo.id, window }),
+          legend: `${g.legend} ${formatDuration(window)}`,
+          instant: true,
+        })),
+        unit: 'none',
+        decimals: 1,
+        min: 0,
+        noValue: 'No traffic',
+        color: burnSteps,
+        w: 16,
+        h: 6,
+      }),
+    ];
+  });
+  const budget: Section = { title: `Error budget (SLOs over ${period}, per ${group})`, panels: budgetPanels };
+
   const band: Section = {
-    title: `Latency against the band (per job, over ${w})`,
+    title: `Latency against the band (per ${group})`,
     panels: [
       timeseriesPanel({
         title: 'p99 against the band',
         description:
-          `p99 of Zero-Plane latency (${r.p99}) per job. Dashed lines: the floor ${t.floor} s and the ceiling ${t.ceiling} s ` +
-          `(${describeBand(t, s.tolerance)}); the baseline series is the exporter's configured baseline. ${perJob}`,
+          `p99 of Zero-Plane latency per ${group} over $__rate_interval. Dashed lines: the floor ${t.floor} s and the ceiling ${t.ceiling} s ` +
+          `(${describeBand(t, s.tolerance)}); the baseline series is the exporter's configured baseline. The model, route and cohort filters do not apply.`,
         queries: [
-          { expr: sel(r.p99, ['job']), legend: '{{job}} p99' },
-          { expr: `max by (job) (${sel('zero_plane_p99_baseline_seconds', ['job'])})`, legend: '{{job}} baseline' },
+          { expr: `histogram_quantile(0.99, sum ${by(g, 'le')} (${rate(own(g, hitBucket, [], 'hit="true"'))}))`, legend: `${g.legend} p99` },
+          { expr: `max ${by(g)} (${own(g, 'zero_plane_p99_baseline_seconds', [])})`, legend: `${g.legend} baseline` },
         ],
         unit: 's',
         steps: bandSteps(t),
@@ -144,9 +229,17 @@ export function overviewDashboard(config: Config) {
       sharePanel({
         title: 'Share of requests above the ceiling (exact)',
         description:
-          `Share of Zero-Plane requests slower than the ceiling (${t.ceiling} s), exact from the histogram bucket at the ceiling ` +
-          `(${r.aboveCeiling}). p99 is above the ceiling exactly when this is above ${pct(P99_TAIL)} (dashed line). ${perJob}`,
-        queries: [perJobRule(r.aboveCeiling)],
+          `Share of Zero-Plane requests slower than the ceiling (${t.ceiling} s) over $__rate_interval, exact from the histogram bucket at the ceiling. ` +
+          `p99 is above the ceiling exactly when this is above ${pct(P99_TAIL)} (dashed line). Per ${group}; the model, route and cohort filters do not apply.`,
+        queries: [
+          {
+            expr:
+              `(\nsum ${by(g)} (${rate(own(g, 'zero_plane_request_duration_seconds_count', [], 'hit="true"'))})\n- ${on(g)}\n` +
+              `sum ${by(g)} (${rate(own(g, hitBucket, [], 'hit="true"', `le="${t.ceiling}"`))})\n)\n/ ${on(g)}\n` +
+              `sum ${by(g)} (${rate(own(g, 'zero_plane_request_duration_seconds_count', [], 'hit="true"'))})`,
+            legend: g.legend,
+          },
+        ],
         steps: healthyBelow(P99_TAIL),
         h: 9,
       }),
@@ -155,21 +248,22 @@ export function overviewDashboard(config: Config) {
 
   const req = 'zero_plane_requests_total';
   const warmup = 'zero_plane_warmup_total';
+  const all = FILTERS;
   const traffic: Section = {
-    title: 'Traffic (filtered by job, model, route and cohort)',
+    title: 'Traffic (every filter applies)',
     panels: [
       stackedRates({
         title: 'Requests: Zero-Plane hit vs fallback',
         description: 'Requests per second from the gateway log, stacked: served by Zero-Plane (hit) or not (fallback). All filters apply.',
         queries: [
-          { expr: `sum(${rate(sel(req, all, 'hit="true"'))})`, legend: 'hit' },
-          { expr: `sum(${rate(sel(req, all, 'hit="false"'))})`, legend: 'fallback' },
+          { expr: `sum(${rate(own(g, req, all, 'hit="true"'))})`, legend: 'hit' },
+          { expr: `sum(${rate(own(g, req, all, 'hit="false"'))})`, legend: 'fallback' },
         ],
       }),
       targetSharePanel({
         title: 'Hit rate (filtered)',
         description: `Hit rate of the selected traffic over $__rate_interval. Dashed line: the ${pct(s.hitRateTarget)} target. All filters apply.`,
-        queries: [{ expr: ratioOfRates(sel(req, all, 'hit="true"'), sel(req, all)), legend: 'hit rate' }],
+        queries: [{ expr: ratioOfRates(own(g, req, all, 'hit="true"'), own(g, req, all)), legend: 'hit rate' }],
         target: s.hitRateTarget,
       }),
       eventBars({
@@ -177,7 +271,7 @@ export function overviewDashboard(config: Config) {
         description: 'Degraded requests per $__rate_interval, by model, route and cohort. Healthy: none. All filters apply.',
         queries: [
           {
-            expr: `sum by (model, route, cohort) (${increase(sel('zero_plane_degraded_requests_total', all))}) > 0`,
+            expr: `sum by (model, route, cohort) (${increase(own(g, 'zero_plane_degraded_requests_total', all))}) > 0`,
             legend: '{{model}} {{route}} {{cohort}}',
           },
         ],
@@ -189,7 +283,7 @@ export function overviewDashboard(config: Config) {
           'zero_plane_warmup_total carries only a model label: the route and cohort filters do not apply.',
         queries: [
           {
-            expr: ratioOfRates(sel(warmup, ['job', 'model'], 'outcome="hit"'), sel(warmup, ['job', 'model']), 'model'),
+            expr: ratioOfRates(own(g, warmup, ['model'], 'outcome="hit"'), own(g, warmup, ['model']), 'model'),
             legend: '{{model}}',
           },
         ],
@@ -204,10 +298,11 @@ export function overviewDashboard(config: Config) {
       title: 'Zero-Plane overview',
       description:
         `The four Zero-Plane signals against the thresholds of the alerting pack: hit rate ≥ ${pct(s.hitRateTarget)}, ` +
-        `p99 within ${describeBand(t, s.tolerance)}, no degraded requests, warm-up efficiency ≥ ${pct(s.warmupEfficiencyTarget)}. ` +
-        'Generated by zero-plane-exporter from its config; do not edit, regenerate.',
+        `p99 within ${describeBand(t, s.tolerance)}, no degraded requests, warm-up efficiency ≥ ${pct(s.warmupEfficiencyTarget)}; ` +
+        `and the error budgets of the SLOs over ${period}. Generated by zero-plane-exporter from its config; do not edit, regenerate.`,
       tags: TAGS,
     },
-    [signals, band, traffic],
+    [signals, budget, band, traffic],
+    { grouping: g, editable: config.dashboards.editable },
   );
 }

@@ -9,7 +9,8 @@ import * as heatmap from '@grafana/grafana-foundation-sdk/heatmap';
 import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { FILTERS, sel, type Filter } from './queries.js';
+import type { Grouping } from '../pack/grouping.js';
+import { own, type Filter } from './queries.js';
 
 /** Every panel, target and query variable uses the `datasource` variable: no `__inputs`, so file
  * provisioning, the Kubernetes sidecar, the HTTP API and UI import all work unchanged. */
@@ -276,13 +277,14 @@ export function heatmapPanel(p: HeatmapOptions): PanelDraft {
 }
 
 export interface BarGaugeOptions extends PanelBase {
-  color: string;
+  /** One colour for every bar, or threshold steps that colour each bar by its value. */
+  color: string | Step[];
 }
 
-/** Horizontal bars, one per series: totals over the range. */
+/** Horizontal bars, one per series: totals over the range, or one value per window. */
 export function barGaugePanel(p: BarGaugeOptions): PanelDraft {
   return applyBase(new bargauge.PanelBuilder(), p)
-    .thresholds(thresholds([{ value: null, color: p.color }]))
+    .thresholds(thresholds(typeof p.color === 'string' ? [{ value: null, color: p.color }] : p.color))
     .colorScheme(new dashboard.FieldColorBuilder().mode(dashboard.FieldColorModeId.Thresholds))
     .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false))
     .displayMode(common.BarGaugeDisplayMode.Gradient)
@@ -308,37 +310,65 @@ export interface DashboardMeta {
   tags: string[];
 }
 
-/** The query variables: multi-value, All = `.*` (so an absent or empty label still matches). */
-function filterVariable(name: Filter, label: string, query: string): dashboard.QueryVariableBuilder {
+/**
+ * A query variable, multi-value with All. `allValue` is `.+` for the labels every series has (the
+ * aggregation labels and `instance`, as grafana/dashboard-linter asks) and `.*` for model, route and
+ * cohort, whose value may be empty (no cohort).
+ */
+function queryVariable(name: string, query: string, allValue: string): dashboard.QueryVariableBuilder {
   return new dashboard.QueryVariableBuilder(name)
-    .label(label)
+    .label(title(name))
     .datasource(DATASOURCE)
     .query(query)
     .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
     .sort(dashboard.VariableSort.AlphabeticalAsc)
     .multi(true)
     .includeAll(true)
-    .allValue('.*')
+    .allValue(allValue)
     .current({ selected: true, text: ['All'], value: ['$__all'] });
 }
 
-/** label_values() queries of the variables, each narrowed by the variables before it. */
-export const VARIABLE_QUERIES: Record<Filter, string> = {
-  job: 'label_values(zero_plane_exporter_build_info, job)',
-  model: `label_values(${sel('zero_plane_requests_total', ['job'])}, model)`,
-  route: `label_values(${sel('zero_plane_requests_total', ['job', 'model'])}, route)`,
-  cohort: `label_values(${sel('zero_plane_requests_total', ['job', 'model', 'route'])}, cohort)`,
-};
+/** `job` → `Job` (the label dashboard-linter expects). */
+const title = (name: string) => `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
 
-const VARIABLE_LABELS: Record<Filter, string> = { job: 'Job', model: 'Model', route: 'Route', cohort: 'Cohort' };
+export interface VariableQuery {
+  name: string;
+  query: string;
+  allValue: '.+' | '.*';
+}
+
+/**
+ * The query variables in order, each narrowed by the ones before it: one per aggregation label (read
+ * from the exporter's build info under pack.selector), `instance`, then model, route and cohort.
+ */
+export function variableQueries(g: Grouping): VariableQuery[] {
+  const info = (matchers: string, label: string) => `label_values(zero_plane_exporter_build_info{${g.selector}${matchers}}, ${label})`;
+  const groupVars = g.labels.map((label, i) => ({ name: label, query: info(g.previousVariableMatchers(i), label), allValue: '.+' as const }));
+  const requests = (filters: Filter[], label: string) => `label_values(${own(g, 'zero_plane_requests_total', filters)}, ${label})`;
+  return [
+    ...groupVars,
+    { name: 'instance', query: info(`, ${g.variableMatchers}`, 'instance'), allValue: '.+' },
+    { name: 'model', query: requests([], 'model'), allValue: '.*' },
+    { name: 'route', query: requests(['model'], 'route'), allValue: '.*' },
+    { name: 'cohort', query: requests(['model', 'route'], 'cohort'), allValue: '.*' },
+  ];
+}
+
+export interface DashboardOptions {
+  grouping: Grouping;
+  /** Grafana's `editable` (dashboards.editable). */
+  editable: boolean;
+}
 
 /** Builds one dashboard: variables, links to its siblings, and the sections with ids 1, 2, 3… in order. */
-export function buildDashboard(meta: DashboardMeta, sections: Section[]): dashboard.Dashboard {
+export function buildDashboard(meta: DashboardMeta, sections: Section[], opts: DashboardOptions): dashboard.Dashboard {
   const b = new dashboard.DashboardBuilder(meta.title)
     .uid(meta.uid)
     .description(meta.description)
-    .tags(meta.tags)
-    .editable()
+    .tags(meta.tags);
+  if (opts.editable) b.editable();
+  else b.readonly();
+  b
     .timezone('browser')
     .tooltip(dashboard.DashboardCursorSync.Crosshair)
     .time({ from: 'now-1h', to: 'now' })
@@ -357,7 +387,7 @@ export function buildDashboard(meta: DashboardMeta, sections: Section[]): dashbo
         .url(''),
     )
     .withVariable(new dashboard.DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'));
-  for (const f of FILTERS) b.withVariable(filterVariable(f, VARIABLE_LABELS[f], VARIABLE_QUERIES[f]));
+  for (const v of variableQueries(opts.grouping)) b.withVariable(queryVariable(v.name, v.query, v.allValue));
 
   let nextId = 1;
   for (const s of sections) {

@@ -1,25 +1,36 @@
-// PromQL for the dashboards: selectors that honour the dashboard variables, and the recording-rule names
-// of the alerting pack, derived from the same config so a panel always reads a rule that exists.
+// PromQL for the dashboards. Every selector reads the exporter's own series (pack.selector) through the
+// dashboard variables: one per aggregation label, `instance`, and model/route/cohort where the series
+// has them, so every target is filtered by job and instance (grafana/dashboard-linter). Recording rules
+// aggregated by job lose `instance`, so the panels compute from raw series; the stats that show what the
+// alerts evaluate use the rules' own window and arithmetic.
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
-import { P0_ALERT, ruleGroups, type AlertingRule } from '../pack/rules.js';
+import { thresholds } from '../metrics/buckets.js';
+import type { SignalRef, SloId } from '../pack/conditions.js';
+import { by, on, type Grouping } from '../pack/grouping.js';
+import { BUDGET_STEP, nonCanaryCohortRegex, ruleNames, sloEventQueries } from '../pack/recording-rules.js';
+import { slos } from '../pack/slos.js';
 
-export { P0_ALERT };
-export { P99_TAIL } from '../pack/rules.js';
+export { P0_ALERT, P99_TAIL } from '../pack/rules.js';
 
-/** The query variables every dashboard has, besides `datasource`. */
-export const FILTERS = ['job', 'model', 'route', 'cohort'] as const;
+/** The variables that narrow a series by its request labels, where the series has them. */
+export const FILTERS = ['model', 'route', 'cohort'] as const;
 export type Filter = (typeof FILTERS)[number];
 
 /** Grafana's rate window: at least four scrape intervals, follows the zoom. */
 export const RATE_INTERVAL = '$__rate_interval';
 /** The whole time range of the dashboard (instant queries over the range). */
 export const RANGE = '$__range';
+export const INSTANCE = 'instance=~"$instance"';
 
-/** `metric{job=~"$job", …, extra…}`: one `=~` matcher per variable, then any literal matchers. */
-export function sel(metric: string, filters: readonly Filter[], ...extra: string[]): string {
-  const matchers = [...filters.map((f) => `${f}=~"$${f}"`), ...extra];
-  return `${metric}{${matchers.join(', ')}}`;
+/** `metric{selector, cluster=~"$cluster", job=~"$job", instance=~"$instance", model=~"$model", …, extra…}`: one of the exporter's own series. */
+export function own(g: Grouping, metric: string, filters: readonly Filter[], ...extra: string[]): string {
+  return `${metric}{${[g.selector, g.variableMatchers, INSTANCE, ...filters.map((f) => `${f}=~"$${f}"`), ...extra].join(', ')}}`;
+}
+
+/** A per-instance recording rule (it carries only the aggregation labels and `instance`, no selector labels). */
+export function recorded(g: Grouping, rule: string, ...extra: string[]): string {
+  return `${rule}{${[g.variableMatchers, INSTANCE, ...extra].join(', ')}}`;
 }
 
 /** `rate(selector[$__rate_interval])`. */
@@ -33,59 +44,76 @@ export function increase(selector: string, window: string = RATE_INTERVAL): stri
 }
 
 /** `sum(rate(numerator)) / sum(rate(denominator))` on three lines, both sides summed `by` the same labels. */
-export function ratioOfRates(numerator: string, denominator: string, by?: string): string {
-  const sum = (selector: string) => `sum${by ? ` by (${by}) ` : ''}(${rate(selector)})`;
+export function ratioOfRates(numerator: string, denominator: string, byLabels?: string): string {
+  const sum = (selector: string) => `sum${byLabels ? ` by (${byLabels}) ` : ''}(${rate(selector)})`;
   return `${sum(numerator)}\n/\n${sum(denominator)}`;
 }
 
-
-
-/** Recording rules (and the P0 alert's condition) the dashboards read, named after `pack.rateWindow`. */
-export interface RuleNames {
-  window: string;
-  requests: string;
-  hitRate: string;
-  p50: string;
-  p99: string;
-  p999: string;
-  drift: string;
-  aboveCeiling: string;
-  degraded: string;
-  warmupEfficiency: string;
-  parseErrorRatio: string;
-  cohortAboveCeiling: string;
-  /** The expression of ZeroPlaneP0DriftWithDegraded, verbatim. */
-  p0Condition: string;
+/**
+ * A signal of the alerts, computed from the filtered raw series exactly as the recording rules compute it
+ * (increase over the same window: the ratios of increases are the rules' ratios of rates), per
+ * aggregation group: with every instance selected, the value the alert compares.
+ */
+export function rawSignal(config: Config, g: Grouping, ref: SignalRef): string {
+  const w = formatDuration(ref.window);
+  const t = thresholds(config.signals);
+  const sum = (selector: string, ...extra: string[]) => `sum ${by(g, ...extra)} (${increase(selector, w)})`;
+  const hit = 'hit="true"';
+  const count = sum(own(g, 'zero_plane_request_duration_seconds_count', [], hit));
+  const bucketAt = (le: number) => sum(own(g, 'zero_plane_request_duration_seconds_bucket', [], hit, `le="${le}"`));
+  const zeroIfAbsent = (numerator: string, denominator: string) => `(${numerator} or ${on(g)} 0 * ${denominator})`;
+  const ratio = (numerator: string, denominator: string) => `${numerator}\n/ ${on(g)}\n${denominator}`;
+  switch (ref.signal) {
+    case 'burnRate': {
+      const slo = slos(config).find((s) => s.id === ref.slo);
+      const q = sloEventQueries(config, g, ref.slo, 'increase', w, [], (metric, ...extra) => own(g, metric, [], ...extra));
+      return `(\n${ratio(q.bad(q.events), q.events)}\n) / ${slo?.budget}`;
+    }
+    case 'sloEvents':
+      return sloEventQueries(config, g, ref.slo, 'increase', w, [], (metric, ...extra) => own(g, metric, [], ...extra)).events;
+    case 'hitRate': {
+      const all = sum(own(g, 'zero_plane_requests_total', []));
+      return ratio(zeroIfAbsent(sum(own(g, 'zero_plane_requests_total', [], hit)), all), all);
+    }
+    case 'aboveCeiling':
+      return ratio(`(${count} - ${on(g)} ${bucketAt(t.ceiling)})`, count);
+    case 'atOrBelowFloor':
+      return ratio(bucketAt(t.floor), count);
+    case 'degraded':
+      return sum(own(g, 'zero_plane_degraded_requests_total', []));
+    case 'warmupEfficiency': {
+      const all = sum(own(g, 'zero_plane_warmup_total', []));
+      return ratio(zeroIfAbsent(sum(own(g, 'zero_plane_warmup_total', [], 'outcome="hit"')), all), all);
+    }
+    case 'optInMalformed':
+      return sum(own(g, 'zero_plane_opt_in_header_total', [], 'state="malformed"'));
+    case 'parseErrorRatio':
+      return ratio(sum(own(g, 'zero_plane_exporter_parse_errors_total', [])), sum(own(g, 'zero_plane_exporter_lines_total', [])));
+    case 'cohortAboveCeiling': {
+      const canary = `cohort!~"${nonCanaryCohortRegex(config)}"`;
+      const cohortCount = sum(own(g, 'zero_plane_request_duration_seconds_count', [], hit, canary), 'cohort');
+      const within = sum(own(g, 'zero_plane_request_duration_seconds_bucket', [], hit, canary, `le="${t.ceiling}"`), 'cohort');
+      return `(${cohortCount} - ${on(g, 'cohort')} ${within})\n/ ${on(g, 'cohort')}\n${cohortCount}`;
+    }
+    case 'requests':
+      return sum(own(g, 'zero_plane_requests_total', []));
+    case 'hitRequests':
+      return count;
+    case 'cohortHitRequests':
+      return sum(own(g, 'zero_plane_request_duration_seconds_count', [], hit), 'cohort');
+    case 'warmupOutcomes':
+      return sum(own(g, 'zero_plane_warmup_total', []));
+  }
 }
 
-
-export function ruleNames(config: Config): RuleNames {
-  const w = formatDuration(config.pack.rateWindow);
-  const r = `rate${w}`;
-  const groups = ruleGroups(config);
-  const rules = groups.flatMap((g) => g.rules);
-  const p0 = rules.find((x): x is AlertingRule => 'alert' in x && x.alert === P0_ALERT);
-  if (!p0) throw new Error(`the alerting pack has no ${P0_ALERT}`);
-  const names: RuleNames = {
-    window: w,
-    requests: `zero_plane:requests:${r}`,
-    hitRate: `zero_plane:hit_rate:ratio_${r}`,
-    p50: `zero_plane:request_duration_seconds:p50_${r}`,
-    p99: `zero_plane:request_duration_seconds:p99_${r}`,
-    p999: `zero_plane:request_duration_seconds:p999_${r}`,
-    drift: `zero_plane:p99_drift:ratio_${r}`,
-    aboveCeiling: `zero_plane:latency_above_ceiling:ratio_${r}`,
-    degraded: `zero_plane:degraded_requests:increase${w}`,
-    warmupEfficiency: `zero_plane:warmup_efficiency:ratio_${r}`,
-    parseErrorRatio: `zero_plane:exporter_parse_errors:ratio_${r}`,
-    cohortAboveCeiling: `zero_plane_cohort:latency_above_ceiling:ratio_${r}`,
-    p0Condition: p0.expr,
-  };
-  // A dashboard must never read a rule the pack does not record: fail at generation time, not in Grafana.
-  const recorded = new Set(rules.flatMap((x) => ('record' in x ? [x.record] : [])));
-  for (const [key, name] of Object.entries(names)) {
-    if (key === 'window' || key === 'p0Condition') continue;
-    if (!recorded.has(name)) throw new Error(`dashboards read ${name}, which the alerting pack does not record`);
-  }
-  return names;
+/**
+ * An SLO's error budget left over the period, from the per-instance hourly recordings (what
+ * zero_plane:slo_error_budget_remaining:ratio adds up), for the selected groups and instances.
+ */
+export function budgetLeft(config: Config, g: Grouping, id: SloId): string {
+  const n = ruleNames(config);
+  const slo = slos(config).find((s) => s.id === id);
+  const period = formatDuration(config.slos.period);
+  const over = (rule: string) => `sum ${by(g)} (sum_over_time(${recorded(g, rule, `slo="${id}"`)}[${period}:${BUDGET_STEP}]))`;
+  return `1 - (\n${over(n.sloInstanceErrors)}\n/ ${on(g)}\n${over(n.sloInstanceEvents)}\n) / ${slo?.budget}`;
 }

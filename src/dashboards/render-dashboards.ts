@@ -1,10 +1,10 @@
 // Renders the Grafana dashboards, their provisioning files and their Kubernetes ConfigMaps as files.
 // `generate` writes them under dashboards/; a test keeps the committed copies equal to this output.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
+import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import type { Config } from '../config/schema.js';
 import { dashboardConfigMap } from '../deploy/kubernetes-metadata.js';
+import { groupingOf, type Grouping } from '../pack/grouping.js';
 import { diagnosticsDashboard, DIAGNOSTICS_UID } from './diagnostics.js';
 import { latencyDashboard, LATENCY_UID } from './latency.js';
 import { overviewDashboard, OVERVIEW_UID } from './overview.js';
@@ -63,9 +63,14 @@ function configMap(config: Config, uid: string, json: string): string {
   return HEADER + stringify(dashboardConfigMap(config, uid, json), { ...YAML_OPTIONS, blockQuote: 'literal' });
 }
 
+/** The three dashboards, for the config's aggregation labels and selector or for `g` (the mixin's template). */
+export function dashboards(config: Config, g: Grouping = groupingOf(config)): dashboard.Dashboard[] {
+  return [overviewDashboard(config, g), latencyDashboard(config, g), diagnosticsDashboard(config, g)];
+}
+
 /** Relative path under dashboards/ → file content (JSON: 2-space indent and a trailing newline). */
 export function renderDashboards(config: Config): Map<string, string> {
-  const boards = [overviewDashboard(config), latencyDashboard(config), diagnosticsDashboard(config)];
+  const boards = dashboards(config);
   const files = new Map<string, string>();
   const maps: [string, string][] = [];
   for (const d of boards) {
@@ -78,16 +83,4 @@ export function renderDashboards(config: Config): Map<string, string> {
   files.set('provisioning/datasources/prometheus.yaml', prometheusDatasource);
   for (const [path, content] of maps) files.set(path, content);
   return files;
-}
-
-/** Writes every file of renderDashboards() under `outDir` (e.g. `dashboards`); returns the paths written. */
-export function writeDashboards(config: Config, outDir: string): string[] {
-  const written: string[] = [];
-  for (const [file, content] of renderDashboards(config)) {
-    const path = join(outDir, file);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content);
-    written.push(path);
-  }
-  return written;
 }

@@ -147,7 +147,7 @@ function services(config: Config): object[] {
       spec: { selector, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
     },
     {
-      // Its own Service, so the ServiceMonitor's job label is its name (pack.exporterSelector's job).
+      // Its own Service, so the ServiceMonitor's job label is its name (pack.selector's job).
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: k.name, labels: commonLabels(config, 'metrics') },

@@ -3,7 +3,7 @@
 import { openSync, createWriteStream, type WriteStream } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { MESSAGES_PATH } from '../simulate/protocol.js';
+import { MESSAGES_PATH, reportedAnswerMs, SERVER_TIMING_HEADER } from '../simulate/protocol.js';
 import { createRng } from '../simulate/random.js';
 import { gatewayLogLine } from './log-line.js';
 import { RequestPlanner, resolveMix, wireHeaderValue, type Mix, type PlannedRequest } from './mix.js';
@@ -22,6 +22,13 @@ export interface LoadGeneratorOptions {
   timeoutMs?: number;
   /** Called for each failed round trip (connection refused, reset, timeout) and log write failure. */
   onError?: (err: Error) => void;
+  /**
+   * Logs the answer time the response reports (`server-timing: answer;dur=…`, the simulator's
+   * reportAnswerTime) instead of the round trip, when it reports one: the demo's gateway, showing the
+   * simulated layer rather than the host's scheduling delays. Off by default: `load` logs round trips as
+   * measured.
+   */
+  logReportedAnswerTime?: boolean;
 }
 
 export interface LoadStats {
@@ -146,7 +153,8 @@ export class LoadGenerator {
         res.on('end', () => {
           if (settled) return;
           settled = true;
-          const latencyMs = performance.now() - t0;
+          const measuredMs = performance.now() - t0;
+          const latencyMs = (this.opts.logReportedAnswerTime ? reportedAnswerMs(res.headers[SERVER_TIMING_HEADER]) : undefined) ?? measuredMs;
           const status = res.statusCode ?? 0;
           this.stats.completed++;
           this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;

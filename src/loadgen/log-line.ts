@@ -1,4 +1,5 @@
-// One gateway access-log line in the exporter's default format (SPEC §3, preset `default`).
+// One gateway access-log line in the exporter's default format (SPEC §3, preset `default`): what the load
+// generator writes per round trip, and what the client library (src/client) records per call.
 import type { IncomingHttpHeaders } from 'node:http';
 import { OPT_IN_HEADER } from '../simulate/protocol.js';
 
@@ -9,10 +10,13 @@ export interface RoundTrip {
   status: number;
   model: string;
   route: string;
-  cohort: string;
+  /** Omitted from the line when undefined. */
+  cohort?: string | undefined;
   responseHeaders: IncomingHttpHeaders;
   /** The opt-in value sent, or undefined when none was. */
   optIn: string | undefined;
+  /** The opt-in header's name; default x-anthropic-experimental. */
+  optInHeader?: string;
 }
 
 export interface GatewayLogRecord {
@@ -21,7 +25,7 @@ export interface GatewayLogRecord {
   status: number;
   model: string;
   route: string;
-  cohort: string;
+  cohort?: string;
   response_headers: Record<string, string>;
   request_headers: Record<string, string>;
 }
@@ -38,9 +42,9 @@ export function gatewayLogRecord(t: RoundTrip): GatewayLogRecord {
     status: t.status,
     model: t.model,
     route: t.route,
-    cohort: t.cohort,
+    ...(t.cohort === undefined ? {} : { cohort: t.cohort }),
     response_headers: response,
-    request_headers: t.optIn === undefined ? {} : { [OPT_IN_HEADER]: t.optIn },
+    request_headers: t.optIn === undefined ? {} : { [t.optInHeader ?? OPT_IN_HEADER]: t.optIn },
   };
 }
 

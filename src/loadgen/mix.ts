@@ -2,7 +2,7 @@
 // so a run can be replayed. Mostly well-formed opt-ins, and the defects real clients produce.
 import { z } from 'zod';
 import { OPT_IN_HEADER, OPT_IN_VALUE } from '../simulate/protocol.js';
-import { chance, intBetween, pick, weightedPick, type Rng } from '../simulate/random.js';
+import { EvenDraws, intBetween, pick, randomDraws, weightedPick, type Draws, type Rng } from '../simulate/random.js';
 import { describeIssues } from '../simulate/profile.js';
 
 export interface Mix {
@@ -25,6 +25,11 @@ export interface Mix {
   stableCohort: string;
   /** Model → relative weight. */
   models: Record<string, number>;
+  /**
+   * How the shares above fall: `random` (each request drawn independently) or `even` (spread exactly:
+   * a 0.2 % share is every 500th request), so a short run already has its shares and no clusters.
+   */
+  draws: 'random' | 'even';
 }
 
 export const DEFAULT_MIX: Readonly<Mix> = Object.freeze({
@@ -39,6 +44,7 @@ export const DEFAULT_MIX: Readonly<Mix> = Object.freeze({
   canaryCohort: 'canary',
   stableCohort: 'stable',
   models: { 'claude-sonnet': 0.7, 'claude-haiku': 0.3 },
+  draws: 'random',
 });
 
 const share = z.number().min(0).max(1);
@@ -55,6 +61,7 @@ const mixSchema = z
     canaryCohort: z.string().min(1),
     stableCohort: z.string().min(1),
     models: z.record(z.string().min(1), z.number().min(0)).refine((m) => Object.values(m).some((w) => w > 0), 'at least one model needs a positive weight'),
+    draws: z.enum(['random', 'even']),
   })
   .refine((m) => m.malformedOptIn + m.missingOptIn <= 1, { message: 'malformedOptIn + missingOptIn must not exceed 1', path: ['malformedOptIn'] })
   .refine((m) => m.longConversation + m.longSystemPrompt <= 1, { message: 'longConversation + longSystemPrompt must not exceed 1', path: ['longConversation'] });
@@ -100,40 +107,56 @@ const SHORT_SYSTEMS = [undefined, 'You are a helpful assistant.', 'Answer briefl
 export class RequestPlanner {
   private seq = 0;
   private run: { request: PlannedRequest; left: number } | undefined;
+  private readonly draws: Draws;
 
   constructor(
     readonly mix: Mix,
     private readonly rng: Rng,
-  ) {}
+  ) {
+    this.draws = mix.draws === 'even' ? new EvenDraws() : randomDraws(rng);
+  }
 
+  /**
+   * The opt-in of every request is drawn for that request, repeats included (the cache rule looks at the
+   * body only), and runs repeat only ordinary bodies (not long, not streamed): every share is a share of
+   * requests, not multiplied by a run's length.
+   */
   next(): PlannedRequest {
     if (this.run !== undefined && this.run.left > 0) {
       this.run.left--;
-      return { ...this.run.request, repeated: true };
+      return { ...this.run.request, ...this.optInOf(this.run.request.headers), repeated: true };
     }
     this.run = undefined;
-    const request = this.fresh();
+    const { request, ordinary } = this.fresh();
     const runLength = this.mix.repeatRunLength;
-    if (runLength > 1 && chance(this.rng, this.mix.repeatedBodies / runLength)) this.run = { request, left: runLength - 1 };
+    if (ordinary && runLength > 1 && this.draws.chance('repeated', this.mix.repeatedBodies / runLength)) this.run = { request, left: runLength - 1 };
     return request;
   }
 
-  private fresh(): PlannedRequest {
+  /** A drawn opt-in, with the request headers that carry it. */
+  private optInOf(base: Record<string, string>): Pick<PlannedRequest, 'optIn' | 'optInVariant' | 'headers'> {
+    const { mix, rng, draws } = this;
+    // Each share is drawn given the ones before it did not happen, so the shares come out as configured.
+    let optInVariant: OptInVariant;
+    if (draws.chance('malformedOptIn', mix.malformedOptIn)) optInVariant = pick(rng, ['invisible_char', 'whitespace', 'case'] as const);
+    else if (draws.chance('missingOptIn', conditional(mix.missingOptIn, mix.malformedOptIn))) optInVariant = 'missing';
+    else optInVariant = 'valid';
+    const optIn = optInVariant === 'valid' ? OPT_IN_VALUE : optInVariant === 'missing' ? undefined : pick(rng, DEFECTIVE[optInVariant]);
+    const { [OPT_IN_HEADER]: _previous, ...headers } = base;
+    if (optIn !== undefined) headers[OPT_IN_HEADER] = optIn;
+    return { optIn, optInVariant, headers };
+  }
+
+  private fresh(): { request: PlannedRequest; ordinary: boolean } {
     const { mix, rng } = this;
     const n = ++this.seq;
     const model = weightedPick(rng, mix.models);
-    const cohort = chance(rng, mix.canary) ? mix.canaryCohort : mix.stableCohort;
+    const { draws } = this;
+    const cohort = draws.chance('canary', mix.canary) ? mix.canaryCohort : mix.stableCohort;
+    const optIn = this.optInOf({ 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-cohort': cohort });
 
-    const r = rng();
-    let optInVariant: OptInVariant;
-    if (r < mix.malformedOptIn) optInVariant = pick(rng, ['invisible_char', 'whitespace', 'case'] as const);
-    else if (r < mix.malformedOptIn + mix.missingOptIn) optInVariant = 'missing';
-    else optInVariant = 'valid';
-    const optIn = optInVariant === 'valid' ? OPT_IN_VALUE : optInVariant === 'missing' ? undefined : pick(rng, DEFECTIVE[optInVariant]);
-
-    const shape = rng();
-    const longConversation = shape < mix.longConversation;
-    const longSystem = !longConversation && shape < mix.longConversation + mix.longSystemPrompt;
+    const longConversation = draws.chance('longConversation', mix.longConversation);
+    const longSystem = !longConversation && draws.chance('longSystemPrompt', conditional(mix.longSystemPrompt, mix.longConversation));
     const turns = longConversation ? pick(rng, [9, 11, 13, 15]) : pick(rng, [1, 1, 1, 3, 3, 5, 7]);
     const messages = Array.from({ length: turns }, (_, i) => ({
       role: i % 2 === 0 ? 'user' : 'assistant',
@@ -142,15 +165,12 @@ export class RequestPlanner {
     const system = longSystem ? this.longText(intBetween(rng, 5_000, 8_000)) : pick(rng, SHORT_SYSTEMS);
     const body: Record<string, unknown> = { model, max_tokens: pick(rng, [256, 512, 1024]), messages };
     if (system !== undefined) body.system = system;
-    if (chance(rng, mix.stream)) body.stream = true;
-
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'anthropic-version': '2023-06-01',
-      'x-cohort': cohort,
+    const stream = draws.chance('stream', mix.stream);
+    if (stream) body.stream = true;
+    return {
+      request: { body: JSON.stringify(body), ...optIn, model, cohort, repeated: false },
+      ordinary: !longConversation && !longSystem && !stream,
     };
-    if (optIn !== undefined) headers[OPT_IN_HEADER] = optIn;
-    return { body: JSON.stringify(body), headers, optIn, optInVariant, model, cohort, repeated: false };
   }
 
   private words(count: number): string {
@@ -162,6 +182,11 @@ export class RequestPlanner {
     while (text.length < chars) text += ` ${this.words(12)}.`;
     return text;
   }
+}
+
+/** P(B | not A) for disjoint shares a and b: what keeps b the share of all requests when A is drawn first. */
+function conditional(b: number, a: number): number {
+  return a >= 1 ? 0 : b / (1 - a);
 }
 
 /**

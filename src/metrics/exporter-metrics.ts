@@ -116,7 +116,7 @@ export class ExporterMetrics {
     );
     this.rotations = counter(
       'zero_plane_exporter_file_rotations_total',
-      'Rotations of followed files seen (rename, truncate, copytruncate-recovered, symlink, recreate).',
+      'Rotations of followed files seen (rename, truncate, copytruncate-recovered, symlink, recreate); unrecovered: a generation gone or compressed before it could be read.',
       ['source', 'kind'],
     );
     this.skippedBytes = counter(

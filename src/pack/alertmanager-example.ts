@@ -1,64 +1,112 @@
 // The example Alertmanager config: the P0 pages and pauses non-core calls through the exporter's gate,
-// other critical alerts page, warnings go to a chat/ticket receiver, and the P0 mutes the warnings it
-// subsumes for the same job. Users merge it into their own tree; its contract is the labels.
+// other critical alerts page (PagerDuty), warnings go to chat (Slack). One incident pages once: alerts
+// group by name and the aggregation labels, and the P0 mutes what it already says for the same group.
+// Users merge it into their own tree; its contract is the labels.
 import { listenAddresses, type Config } from '../config/schema.js';
+import { formatDuration } from '../config/duration.js';
+import { P0_ALERT } from './alert-specs.js';
+import { SLO_ALERTS } from './slos.js';
 
-/** Warnings the P0 already says: drift out of band and degraded requests, for the same job. */
-export const P0_INHIBITS = ['ZeroPlaneP99DriftOutOfBand', 'ZeroPlaneDegradedRequests'] as const;
+/**
+ * What the P0 mutes for the same aggregation group: the two warnings it subsumes, and the canary and
+ * latency-budget alerts of the same incident. When the whole group's p99 is above the ceiling, a canary
+ * cohort's is too: the canary is not the cause, and rolling it back fixes nothing (live on Alertmanager
+ * 0.25 with the old example, ZeroPlaneCanaryRollback paged a second time 8 min into a P0); the latency
+ * budget burns with it.
+ */
+export const P0_INHIBITS = ['ZeroPlaneP99DriftOutOfBand', 'ZeroPlaneDegradedRequests', 'ZeroPlaneCanaryRollback', SLO_ALERTS.latency] as const;
 
-export const RECEIVERS = { pager: 'pager', ticket: 'ticket', gate: 'load-shedding-gate' } as const;
+const BURN_ALERTS = `${SLO_ALERTS['hit-rate']}|${SLO_ALERTS.latency}`;
+
+export function receivers(config: Config) {
+  const a = config.alertmanager;
+  return { pager: a.pager.name, chat: a.chat.name, gate: a.gate.name };
+}
+
+/** The exporter's webhook as the example reaches it. */
+export function gateUrl(config: Config): string {
+  const port = /:(\d+)$/.exec(listenAddresses(config.web)[0] ?? '')?.[1] ?? '9185';
+  return config.alertmanager.gate.url ?? `http://zero-plane-exporter:${port}/api/v1/alerts/webhook`;
+}
 
 export function alertmanagerExample(config: Config): string {
   const g = config.gate;
-  const port = /:(\d+)$/.exec(listenAddresses(config.web)[0] ?? '')?.[1] ?? '9185';
-  return `# Example Alertmanager routing for the zero-plane-exporter alerting pack (Alertmanager >= 0.22).
-# Replace the pager and ticket webhooks with your own receivers (pagerduty_configs, slack_configs, ...).
+  const a = config.alertmanager;
+  const r = receivers(config);
+  const labels = config.pack.aggregationLabels.join(', ');
+  return `# Example Alertmanager routing for the zero-plane-exporter alerting pack (Alertmanager >= 0.25).
+# Merge its routes, inhibit rules and receivers into your config. Every place to fill in is marked
+# FILL IN; \`generate\` writes them from the exporter config (alertmanager.*, pack.aggregationLabels).
+#
+# One incident pages once:
+# - every page (severity critical) of one [${labels}] is one PagerDuty incident: the pager route groups
+#   by those labels only, so a canary rollback or an SLO burn that joins a firing P0 updates the same
+#   incident (same dedup_key) instead of opening another; a firing group is sent again only after
+#   repeat_interval (${formatDuration(a.repeatInterval)}), which PagerDuty folds into the open incident too;
+# - the P0 mutes what it already says for the same [${labels}]: the band and degraded warnings, and the
+#   canary and latency-budget alerts of the same incident;
+# - an SLO's burn-rate page mutes its ticket;
+# - the alerts keep firing through a brief dip (keep_firing_for in the rules), so a dip is not a
+#   resolve followed by a second page.
 route:
-  receiver: ${RECEIVERS.ticket}
-  group_by: [alertname, job]
+  receiver: ${r.chat}
+  group_by: [alertname, ${labels}]
   group_wait: 30s
   group_interval: 5m
-  repeat_interval: 12h
+  repeat_interval: ${formatDuration(a.repeatInterval)}
   routes:
-    # The P0 pages, and (continue) also reaches the exporter's load-shedding gate.
-    - matchers: ['${g.pauseLabel}="${g.pauseValue}"']
-      receiver: ${RECEIVERS.pager}
+    # Pages: one alert group, so one PagerDuty incident, per [${labels}]. continue: the P0 also reaches
+    # the gate below.
+    - matchers: ['severity="critical"']
+      receiver: ${r.pager}
+      group_by: [${labels}]
       group_wait: 10s
-      repeat_interval: 1h
       continue: true
     # The gate pauses non-core calls while the P0 fires and resumes when it resolves (send_resolved),
     # so it gets every change quickly and a reminder often: a restarted exporter re-learns the state.
     - matchers: ['${g.pauseLabel}="${g.pauseValue}"']
-      receiver: ${RECEIVERS.gate}
-      group_by: [alertname, job]
+      receiver: ${r.gate}
+      group_by: [alertname, ${labels}]
       group_wait: 0s
       group_interval: 10s
       repeat_interval: 5m
-    - matchers: ['severity="critical"']
-      receiver: ${RECEIVERS.pager}
-      group_wait: 10s
-      repeat_interval: 1h
     - matchers: ['severity="warning"']
-      receiver: ${RECEIVERS.ticket}
+      receiver: ${r.chat}
 
 inhibit_rules:
-  # Source and target never overlap: the P0 is critical, its targets are warnings.
-  - source_matchers: ['alertname="ZeroPlaneP0DriftWithDegraded"']
+  # Source and target never overlap: the P0 is not among its targets.
+  - source_matchers: ['alertname="${P0_ALERT}"']
     target_matchers:
-      - 'severity="warning"'
       - 'alertname=~"${P0_INHIBITS.join('|')}"'
-    equal: [job]
+    equal: [${labels}]
+  # A burn-rate page (severity critical) mutes the ticket (severity warning) of the same SLO and group.
+  - source_matchers: ['alertname=~"${BURN_ALERTS}"', 'severity="critical"']
+    target_matchers: ['alertname=~"${BURN_ALERTS}"', 'severity="warning"']
+    equal: [alertname, ${labels}]
 
 receivers:
-  - name: ${RECEIVERS.pager}
+  - name: ${r.pager}
+    pagerduty_configs:
+      # FILL IN: a file holding the routing (integration) key of a PagerDuty Events API v2 service.
+      - routing_key_file: ${a.pager.routingKeyFile}
+        send_resolved: true
+        severity: critical
+        description: '{{ .Status | toUpper }} {{ range .Alerts.Firing }}{{ .Labels.alertname }} {{ end }}for{{ range .GroupLabels.SortedPairs }} {{ .Name }}={{ .Value }}{{ end }}'
+        links:
+          - href: '{{ (index .Alerts 0).Annotations.runbook_url }}'
+            text: runbook
+  - name: ${r.chat}
+    slack_configs:
+      # FILL IN: a file holding the Slack incoming-webhook URL, and the channel it posts to.
+      - api_url_file: ${a.chat.apiUrlFile}
+        channel: '${a.chat.channel}'
+        send_resolved: true
+        title: '[{{ .Status | toUpper }}] {{ .CommonLabels.alertname }}'
+        text: '{{ range .Alerts }}{{ .Annotations.description }} <{{ .Annotations.runbook_url }}|runbook>{{ "\\n" }}{{ end }}'
+  - name: ${r.gate}
     webhook_configs:
-      - url: http://pager.example.internal/alertmanager
-  - name: ${RECEIVERS.ticket}
-    webhook_configs:
-      - url: http://chat.example.internal/alertmanager
-  - name: ${RECEIVERS.gate}
-    webhook_configs:
-      - url: http://zero-plane-exporter:${port}/api/v1/alerts/webhook
+      # FILL IN: the exporter's address as Alertmanager reaches it.
+      - url: ${gateUrl(config)}
         send_resolved: true
         # With gate.bearerTokenFile set on the exporter, send the same token:
         # http_config:

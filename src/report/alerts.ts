@@ -1,9 +1,13 @@
-// The alert conditions of SPEC §7 that a one-shot report can decide from its own numbers. The rules in
-// alerts/ decide the same conditions from Prometheus series, with the same thresholds from the config.
+// The alert conditions of SPEC §7 that a one-shot report can decide from its own numbers: the same specs
+// the rules are rendered from (src/pack/alert-specs.ts), comparisons and traffic guards, evaluated over
+// the whole input instead of a 5 m window. So a report needs alerts.minRequests events too: one slow
+// request in a file of ten is not a P0 here either.
 import type { Config } from '../config/schema.js';
 import { thresholds } from '../metrics/buckets.js';
 import { OVERFLOW_VALUE } from '../metrics/label-limiter.js';
-import { ALERT_NAMES, P0_ALERT } from '../pack/rules.js';
+import { alertSpecs, ALERT_NAMES, P0_ALERT } from '../pack/alert-specs.js';
+import { holds, type Comparison, type SignalRef } from '../pack/conditions.js';
+import { groupingOf } from '../pack/grouping.js';
 import type { HistogramFamily } from '../metrics/families.js';
 import type { SignalValues } from '../windows/summarize.js';
 
@@ -19,6 +23,8 @@ export interface AlertInputs {
   malformedOptIn: number;
   lines: number;
   parseErrors: number;
+  /** Zero-Plane requests with a known warm-up outcome (hits + misses). */
+  warmupOutcomes: number;
 }
 
 export { P0_ALERT };
@@ -55,28 +61,65 @@ export function p99Band(latency: HistogramFamily, config: Config): P99Band {
   return atOrBelowFloor(latency, t.floor, HITS) ? 'too_fast' : 'in_band';
 }
 
+type Signal = Exclude<SignalRef['signal'], 'burnRate' | 'sloEvents'>;
+
 export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdict[] {
-  const s = config.signals;
-  const t = thresholds(s);
+  const t = thresholds(config.signals);
   const v = inputs.values;
   const h = inputs.latency;
-  const above = (where: Record<string, string>) => aboveCeiling(h, t.ceiling, where);
-  const hits = HITS;
-  const band = p99Band(h, config);
-  const stable = new Set(['', ...s.stableCohorts, OVERFLOW_VALUE]);
-  const canaryAbove = h
-    .labelValues('cohort', hits)
-    .some((cohort) => !stable.has(cohort) && above({ ...hits, cohort }));
-  // Keyed by name, so TypeScript insists every condition of REPORT_ALERTS is decided.
-  const firing: Record<ReportAlert, boolean> = {
-    [P0_ALERT]: band === 'too_slow' && v.degradedCount > 0,
-    ZeroPlaneP99DriftOutOfBand: band === 'too_slow' || band === 'too_fast',
-    ZeroPlaneCanaryRollback: canaryAbove,
-    ZeroPlaneHitRateLow: v.hitRate !== null && v.hitRate < s.hitRateTarget,
-    ZeroPlaneDegradedRequests: v.degradedCount > 0,
-    ZeroPlaneWarmupEfficiencyLow: v.warmupEfficiency !== null && v.warmupEfficiency < s.warmupEfficiencyTarget,
-    ZeroPlaneOptInHeaderMalformed: inputs.malformedOptIn > 0,
-    ZeroPlaneParseErrorsHigh: inputs.lines > 0 && inputs.parseErrors / inputs.lines > s.parseErrorRatioMax,
+  const hits = { hit: 'true' };
+  const share = (bound: number, where: Record<string, string>, of: 'below' | 'above') => {
+    const { below, count } = h.cumulative(bound, where);
+    if (count === 0) return null;
+    return of === 'below' ? below / count : (count - below) / count;
   };
-  return REPORT_ALERTS.map((name) => ({ name, firing: firing[name] }));
+  const stable = new Set(['', ...config.signals.stableCohorts, OVERFLOW_VALUE]);
+  const canaries = h.labelValues('cohort', hits).filter((c) => !stable.has(c));
+  // Whole-input values of each signal; per cohort for the canary signals. null: no denominator.
+  const value = (signal: Signal, cohort?: string): number | null => {
+    switch (signal) {
+      case 'hitRate':
+        return v.hitRate;
+      case 'aboveCeiling':
+        return share(t.ceiling, hits, 'above');
+      case 'atOrBelowFloor':
+        return share(t.floor, hits, 'below');
+      case 'degraded':
+        return v.degradedCount;
+      case 'warmupEfficiency':
+        return v.warmupEfficiency;
+      case 'optInMalformed':
+        return inputs.malformedOptIn;
+      case 'parseErrorRatio':
+        return inputs.lines === 0 ? null : inputs.parseErrors / inputs.lines;
+      case 'cohortAboveCeiling':
+        return share(t.ceiling, { ...hits, cohort: cohort as string }, 'above');
+      case 'requests':
+        return v.requests;
+      case 'hitRequests':
+        return v.hits;
+      case 'cohortHitRequests':
+        return h.cumulative(t.ceiling, { ...hits, cohort: cohort as string }).count;
+      case 'warmupOutcomes':
+        return inputs.warmupOutcomes;
+    }
+  };
+  const check = (c: Comparison, cohort?: string) => {
+    if (c.ref.signal === 'burnRate' || c.ref.signal === 'sloEvents') throw new Error('a report has no burn-rate windows');
+    const actual = value(c.ref.signal, cohort);
+    return actual !== null && holds(c.op, actual, c.value);
+  };
+  const specs = alertSpecs(config, groupingOf(config));
+  const firing = (name: ReportAlert): boolean => {
+    const spec = specs.find((s) => s.alert === name);
+    if (!spec?.condition) throw new Error(`${name} has no condition a report can decide`);
+    const { combine, comparisons } = spec.condition;
+    // Per cohort for the canary (per: ['cohort']), once over the input otherwise.
+    const scopes = spec.per.includes('cohort') ? canaries : [undefined];
+    return scopes.some((cohort) => {
+      const met = combine === 'all' ? comparisons.every((c) => check(c, cohort)) : comparisons.some((c) => check(c, cohort));
+      return met && spec.guards.every((g) => check(g, cohort));
+    });
+  };
+  return REPORT_ALERTS.map((name) => ({ name, firing: firing(name) }));
 }

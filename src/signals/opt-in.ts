@@ -30,3 +30,11 @@ export function classifyOptIn(value: string | undefined, expected: string): OptI
   if (value.toLowerCase() === expected.toLowerCase()) return MALFORMED.case;
   return MALFORMED.value;
 }
+
+/**
+ * The value with invisible characters removed and surrounding whitespace trimmed: the only repairs that
+ * cannot change what the sender meant. A case or value defect is left alone (that is a different value).
+ */
+export function repairOptIn(value: string): string {
+  return value.replace(INVISIBLE, '').trim();
+}

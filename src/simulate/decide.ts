@@ -14,7 +14,7 @@ import {
   type AnthropicError,
   type AnthropicMessage,
 } from './protocol.js';
-import { chance, standardNormal, type Rng } from './random.js';
+import { randomDraws, standardNormal, type Draws, type Rng } from './random.js';
 import { inputTokens, readMessagesRequest, systemTokens, type MessagesRequest } from './request.js';
 
 export interface DecisionInput {
@@ -48,11 +48,15 @@ export interface Decision {
 export interface DecisionContext {
   profile: SimulatorProfile;
   faults: Faults;
+  /** Latency jitter, ids, and the yes/no draws when `draws` is not given. */
   rng: Rng;
+  /** The yes/no draws (degraded, warm-up, hitRateDrop); default independent draws from rng. */
+  draws?: Draws;
 }
 
 export function decide(input: DecisionInput, ctx: DecisionContext): Decision {
   const { profile, faults, rng } = ctx;
+  const draws = ctx.draws ?? randomDraws(rng);
   const requestId = `req_sim_${randomId(rng)}`;
   const read = readMessagesRequest(input.body);
   if (!read.ok) {
@@ -88,11 +92,11 @@ export function decide(input: DecisionInput, ctx: DecisionContext): Decision {
   const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
   let outcome: Outcome;
   let delayMs: number;
-  if (optedIn && tooLong === undefined && !chance(rng, faults.hitRateDrop)) {
+  if (optedIn && tooLong === undefined && !draws.chance('hitRateDrop', faults.hitRateDrop)) {
     outcome = 'fast';
-    const degraded = chance(rng, faults.degradedRate);
+    const degraded = draws.chance('degraded', faults.degradedRate);
     const efficiency = Math.max(0, profile.warmupEfficiency - faults.warmupEfficiencyDrop);
-    const warm = cached || chance(rng, efficiency);
+    const warm = cached || draws.chance('warmup', efficiency);
     headers[LAYER_HEADER] = profile.fastLayerId;
     headers[DELAY_PROFILE_HEADER] = `warmup=${warm ? 'hit' : 'miss'}, degraded=${degraded ? '?1' : '?0'}, mode=${profile.mode}`;
     delayMs = jittered(rng, profile.fastLatency) * (1 + faults.latencyDriftRatio);

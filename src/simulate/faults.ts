@@ -44,7 +44,11 @@ export function parseFaults(input: unknown, base: Faults): { ok: true; faults: F
 export class FaultController {
   private current: Faults;
 
-  constructor(initial: Partial<Faults> = {}) {
+  /** `onChange` hears every change after it is made (the demo mirrors faults across processes with it). */
+  constructor(
+    initial: Partial<Faults> = {},
+    private readonly onChange?: (faults: Faults) => void,
+  ) {
     this.current = this.validated(initial, NO_FAULTS);
   }
 
@@ -54,18 +58,21 @@ export class FaultController {
 
   /** Replaces the faults: the given fields, every omitted one back to 0. Throws FaultValidationError. */
   set(input: unknown): Faults {
-    this.current = this.validated(input, NO_FAULTS);
-    return this.get();
+    return this.changed(this.validated(input, NO_FAULTS));
   }
 
   /** Changes only the given fields. Throws FaultValidationError. */
   update(input: unknown): Faults {
-    this.current = this.validated(input, this.current);
-    return this.get();
+    return this.changed(this.validated(input, this.current));
   }
 
   reset(): Faults {
-    this.current = { ...NO_FAULTS };
+    return this.changed({ ...NO_FAULTS });
+  }
+
+  private changed(faults: Faults): Faults {
+    this.current = faults;
+    this.onChange?.(this.get());
     return this.get();
   }
 

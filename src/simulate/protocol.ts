@@ -17,6 +17,24 @@ export const REQUEST_ID_HEADER = 'request-id';
 
 export const CONTEXT_TOO_LONG = 'context_too_long';
 
+/**
+ * With the simulator's reportAnswerTime (the demo): `server-timing: answer;dur=MS`, the time the simulated
+ * layer decided to take for this answer.
+ */
+export const SERVER_TIMING_HEADER = 'server-timing';
+const ANSWER_METRIC = 'answer';
+
+export function answerTiming(ms: number): string {
+  return `${ANSWER_METRIC};dur=${ms.toFixed(3)}`;
+}
+
+/** The answer time a response reports, in ms; undefined when it reports none. */
+export function reportedAnswerMs(serverTiming: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(serverTiming) ? serverTiming.join(', ') : (serverTiming ?? '');
+  const m = new RegExp(`(?:^|,)\\s*${ANSWER_METRIC}\\s*;\\s*dur=([0-9.]+)`).exec(text);
+  return m === null ? undefined : Number(m[1]);
+}
+
 export type ThrottleMode = 'strict' | 'balanced' | 'adaptive';
 export const THROTTLE_MODES: readonly ThrottleMode[] = ['strict', 'balanced', 'adaptive'];
 

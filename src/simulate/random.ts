@@ -50,3 +50,33 @@ export function weightedPick(rng: Rng, weights: Readonly<Record<string, number>>
   }
   return (entries[entries.length - 1] as [string, number])[0];
 }
+
+/** Yes/no draws by name, each true with its probability: random, or spread evenly (`EvenDraws`). */
+export interface Draws {
+  chance(kind: string, p: number): boolean;
+}
+
+/** Independent draws from `rng`. */
+export function randomDraws(rng: Rng): Draws {
+  return { chance: (_kind, p) => chance(rng, p) };
+}
+
+/**
+ * Draws spread as evenly as a share allows: per kind, true exactly when the running sum of p passes a
+ * whole number (error diffusion), so any run of n draws has floor(n·p) or ceil(n·p) of them true. The
+ * demo uses these: 0.2 % malformed opt-ins are one request in 500, not a cluster that turns a short
+ * window's hit rate red by chance.
+ */
+export class EvenDraws implements Draws {
+  private readonly owed = new Map<string, number>();
+
+  chance(kind: string, p: number): boolean {
+    if (p <= 0) return false;
+    if (p >= 1) return true;
+    // Starting at ½ rounds the count to the nearest whole number from the first draw on.
+    const due = (this.owed.get(kind) ?? 0.5) + p;
+    const yes = due >= 1;
+    this.owed.set(kind, yes ? due - 1 : due);
+    return yes;
+  }
+}

@@ -5,11 +5,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { decide } from './decide.js';
+import { decide, type Decision } from './decide.js';
 import { FaultController, FaultValidationError, type Faults } from './faults.js';
 import { resolveProfile, type ProfileOverrides, type SimulatorProfile } from './profile.js';
-import { anthropicError, FAULTS_PATH, HEALTH_PATH, MESSAGES_PATH, OPT_IN_HEADER, type AnthropicErrorType } from './protocol.js';
-import { createRng, type Rng } from './random.js';
+import { anthropicError, FAULTS_PATH, HEALTH_PATH, answerTiming, MESSAGES_PATH, OPT_IN_HEADER, SERVER_TIMING_HEADER, type AnthropicErrorType } from './protocol.js';
+import { createRng, EvenDraws, randomDraws, type Rng } from './random.js';
 import { RepeatTracker } from './repeat-tracker.js';
 
 /** Waits `ms`; rejects when `signal` aborts (the simulator closing). Injected by tests that must not wait. */
@@ -22,12 +22,34 @@ export interface SimulatorOptions extends ProfileOverrides {
   port?: number;
   /** Faults active from the start (default none). */
   faults?: Partial<Faults>;
+  /** Told every change of the faults (through /admin/faults or `faults`). */
+  onFaults?: (faults: Faults) => void;
   /** Seed of the random source (latency jitter, degraded/warm-up/fallback draws, ids). */
   seed?: number;
   /** A random source instead of the seeded one. */
   rng?: Rng;
+  /**
+   * How the degraded, warm-up and hitRateDrop yes/no draws fall: `random` (default, independent) or
+   * `even` (spread exactly by their shares: 91.7 % warm-up hits is 917 in every 1000 answers).
+   */
+  draws?: 'random' | 'even';
+  /**
+   * Adds `server-timing: answer;dur=MS` to each answer: the time the simulated layer decided to take. The
+   * answer still goes out after that long (or later, when the machine keeps this process off the CPU);
+   * the demo's load generator logs the reported time, so what the demo shows is the simulated layer, not
+   * the host's scheduling delays.
+   */
+  reportAnswerTime?: boolean;
   /** Replaces the real wait (setTimeout); the decided delay is still computed and reported. */
   sleep?: Sleep;
+  /** Told every decision on POST /v1/messages, before its answer is sent: what a test compares a client's numbers with. */
+  onAnswer?: (answer: SimulatorAnswer) => void;
+}
+
+export interface SimulatorAnswer {
+  /** The opt-in header as received (header bytes read as Latin-1, as Node's HTTP server reads them). */
+  optIn: string | undefined;
+  decision: Decision;
 }
 
 export interface RunningSimulator {
@@ -41,10 +63,11 @@ export interface RunningSimulator {
 const realSleep: Sleep = (ms, signal) => sleepFor(ms, undefined, { signal });
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, ...overrides } = opts;
+  const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, onFaults, draws: drawMode = 'random', reportAnswerTime = false, ...overrides } = opts;
   const profile = resolveProfile(overrides);
-  const faults = new FaultController(initialFaults);
+  const faults = new FaultController(initialFaults, onFaults);
   const rng = givenRng ?? createRng(seed);
+  const draws = drawMode === 'even' ? new EvenDraws() : randomDraws(rng);
   const repeats = new RepeatTracker();
   const closing = new AbortController();
   // Every pending answer listens on this one signal while it waits; they are removed as each wait ends.
@@ -60,11 +83,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   app.post(MESSAGES_PATH, rawText, async (req: Request, res: Response) => {
     const started = performance.now();
     const body = typeof req.body === 'string' ? req.body : '';
-    const optIn = req.headers[OPT_IN_HEADER];
-    const decision = decide(
-      { body, optIn: Array.isArray(optIn) ? optIn.join(', ') : optIn, repeat: repeats.see(body) },
-      { profile, faults: faults.get(), rng },
-    );
+    const header = req.headers[OPT_IN_HEADER];
+    const optIn = Array.isArray(header) ? header.join(', ') : header;
+    const decision = decide({ body, optIn, repeat: repeats.see(body) }, { profile, faults: faults.get(), rng, draws });
+    onAnswer?.({ optIn, decision });
     // Every answer goes through the sleep, for 0 ms when handling took longer than the decided delay: a
     // test that holds answers in an injected sleep then holds all of them, however busy the machine is.
     const remaining = Math.max(0, decision.delayMs - (performance.now() - started));
@@ -75,6 +97,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       throw new Error('simulator sleep failed');
     }
     if (res.destroyed) return;
+    if (reportAnswerTime) res.set(SERVER_TIMING_HEADER, answerTiming(decision.delayMs));
     res.status(decision.status).set(decision.headers).json(decision.body);
   });
   app.all(MESSAGES_PATH, (_req, res) => {

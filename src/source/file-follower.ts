@@ -1,14 +1,16 @@
 import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
+import { DirectoryIndex } from './directory-index.js';
+import { OpenFiles, openFilesCap } from './open-files.js';
 import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, readHead } from './file-identity.js';
-import { filesToResume, findCheckpointed, positionOf, resumedFollowed, type FollowerState, type ResumeFrom } from './follower-resume.js';
+import { alignResumedOffset, filesToResume, findFile, positionOf, resumedFollowed, type FilePosition, type FollowerState, type ResumeFrom } from './follower-resume.js';
 import { nextLineStart, startOfLastLine } from './line-start.js';
 import { accept, newFollowed, wasReplaced, type Followed, type Probe } from './followed-file.js';
 import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-recovery.js';
 import { expand, locate, type ReportProblem, type Visible } from './pattern-scan.js';
-import { familyOf, probeSiblings, type Sibling } from './rotation-family.js';
+import { familyOf, openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
 export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.js';
@@ -22,13 +24,19 @@ export interface FollowOptions {
   readChunkBytes?: number; // default 1 MiB
   /** Bytes read per file and poll, so one fast-growing file cannot starve the others; default 64 MiB. */
   maxReadBytesPerPoll?: number;
-  /** Positions saved by a checkpoint: the files of patterns still configured resume where they were read to. */
+  /** Positions saved by a checkpoint: the files the patterns still reach resume where they were read to. */
   resume?: ResumeFrom;
+  /**
+   * Followed files held open at most (sources.maxOpenFiles); default 1024. Lowered at start so that
+   * RESERVED_DESCRIPTORS stay free below the process's descriptor limit (open-files.ts).
+   */
+  maxOpenFiles?: number;
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 250;
 const DEFAULT_READ_CHUNK_BYTES = 1 << 20;
 const DEFAULT_MAX_READ_BYTES_PER_POLL = 64 << 20;
+const DEFAULT_MAX_OPEN_FILES = 1024;
 /** Paths remembered with what they last named; a bound against globs over ever-new names. */
 const MAX_REMEMBERED_PATHS = 4096;
 
@@ -46,7 +54,8 @@ interface Problem {
   detail: string;
 }
 
-type DrainResult = 'eof' | 'more' | 'error';
+/** `deferred`: not read this poll (no descriptor to spare under the cap, or not found where it was): tried again next poll. */
+type DrainResult = 'eof' | 'more' | 'error' | 'deferred';
 
 /**
  * Follows the files matching glob patterns as they grow, by polling: globs are re-expanded every poll,
@@ -57,11 +66,13 @@ type DrainResult = 'eof' | 'more' | 'error';
  * (copytruncate) is read again from its start, and what had not been read yet is recovered from the
  * copy beside it. The file is the buffer: each poll reads at most `maxReadBytesPerPoll` per file through
  * one fixed read buffer, and only a partial last line (at most `maxLineBytes`) is held in memory.
+ * Descriptors are bounded too: past `maxOpenFiles` the least recently active files are closed, and
+ * reopened by identity when the poll's stat shows they changed.
  */
 export class FileFollower {
   private readonly followed = new Map<string, Followed>();
   /** Files let go of that still exist, so one coming back is not read twice. */
-  private readonly known = new KnownFiles();
+  private readonly known: KnownFiles;
   /** What each followed path last named: another file appearing there is a rotation. */
   private readonly atPath = new Map<string, PathState>();
   /** Problems found during the current poll, keyed by what they are about. */
@@ -73,6 +84,17 @@ export class FileFollower {
   private readonly buf: Buffer;
   private readonly scratch = Buffer.alloc(FINGERPRINT_BYTES);
   private readonly maxReadBytesPerPoll: number;
+  private readonly openFiles: OpenFiles;
+  /** Where files are by identity, listed once per directory and poll (closed files that moved, a restore). */
+  private readonly index = new DirectoryIndex();
+  /** The cap was reported (once; again only when EMFILE lowers it). */
+  private capReported = false;
+  /**
+   * Files seen at the first scan with start-at=end that could not be opened then (unreadable, or no
+   * descriptor to spare), with their size then: once opened, they are read from where they ended when
+   * first seen, as they would have been had they been readable at start.
+   */
+  private readonly endAtFirstSight = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private cycle: Promise<void> | undefined;
   private scanned = false;
@@ -82,6 +104,10 @@ export class FileFollower {
   private pendingResume: ResumeFrom | undefined;
   /** Patterns the restored checkpoint followed: their files that it does not hold appeared while stopped. */
   private readonly resumedSources = new Set<string>();
+  /** Files whose checkpointed position was dropped as invalid: followed by start-at, as files new to this run. */
+  private readonly untrusted: ReadonlySet<string>;
+  /** Files of the checkpoint no configured pattern reached at the restore, kept in `known`: they get the catch-up cap too. */
+  private readonly restoredKeys = new Set<string>();
   /** Files found in the first cycle after a restore get the catch-up cap; so do the files resumed. */
   private capNewFiles = false;
   private readonly catchUpCap: number;
@@ -103,11 +129,31 @@ export class FileFollower {
   ) {
     this.buf = Buffer.allocUnsafe(opts.readChunkBytes ?? DEFAULT_READ_CHUNK_BYTES);
     this.maxReadBytesPerPoll = opts.maxReadBytesPerPoll ?? DEFAULT_MAX_READ_BYTES_PER_POLL;
+    // A closed file is reopened at its path, so only a file the last scan saw there may be closed.
+    this.openFiles = new OpenFiles(openFilesCap(opts.maxOpenFiles ?? DEFAULT_MAX_OPEN_FILES), (f) => f.end === undefined && this.visible.get(f.key)?.path === f.path);
     this.pendingResume = opts.resume;
+    this.untrusted = new Set(opts.resume?.untrusted ?? []);
+    // Room for every file a restored checkpoint holds, besides the usual bound.
+    this.known = new KnownFiles(1024 + (opts.resume?.state.files.length ?? 0));
     this.catchUpCap = opts.resume?.maxCatchUpBytes ?? Number.POSITIVE_INFINITY;
     this.caughtUp = new Promise((resolve) => {
       this.markCaughtUp = resolve;
     });
+  }
+
+  /** Followed files held open at most: sources.maxOpenFiles, lowered below the descriptor limit. */
+  get openFileCap(): number {
+    return this.openFiles.cap;
+  }
+
+  /** Followed files open now (the others are closed until they change). */
+  get openFileCount(): number {
+    return this.openFiles.count;
+  }
+
+  /** Files followed, open or not. */
+  get followedCount(): number {
+    return this.followed.size;
   }
 
   /** Resolves once the first scan is done (existing files opened at their start position). */
@@ -132,7 +178,7 @@ export class FileFollower {
     this.finalState ??= this.capture();
     const all = [...this.followed.values()];
     this.followed.clear();
-    await Promise.all(all.map((f) => f.fh.close().catch(() => undefined)));
+    await Promise.all(all.map((f) => this.openFiles.park(f)));
   }
 
   /**
@@ -179,6 +225,7 @@ export class FileFollower {
     this.scanned = true;
     this.problems = new Map();
     this.budgetHit = false;
+    this.index.clear();
     const now = Date.now();
     try {
       const resume = this.pendingResume;
@@ -207,7 +254,7 @@ export class FileFollower {
       for (const [key, v] of visible) {
         if (this.stopped) return;
         // A pattern the checkpoint followed: its files not in the checkpoint appeared since, read from their start.
-        const resumed = this.resumedSources.has(v.source);
+        const resumed = this.resumedSources.has(v.source) && !this.untrusted.has(key);
         if (!this.followed.has(key)) await this.openNew(key, v, startAtEnd && !resumed, !firstScan || resumed, now);
       }
       // A configured path is missing; not a problem while its file is still drained after a rename.
@@ -227,23 +274,46 @@ export class FileFollower {
   }
 
   /**
-   * Re-opens the files of a checkpoint before the first poll. Each is looked for by identity (dev:ino)
-   * at its path, then beside it (renamed while stopped, checked by fingerprint too), and resumes at its
-   * checkpointed offset; the first read then finds a truncation or in-place rewrite as it would live.
-   * A path whose file moved on is remembered as naming it at the checkpoint's time, so the generations
-   * rotated away since are read from their siblings before the file now at the path.
+   * Re-opens the files of a checkpoint before the first poll. A file is resumed when a configured pattern
+   * still reaches it, whichever pattern found it before (a path that became a glob over the same file
+   * resumes exactly): its pattern is still configured, or a pattern now matches its path or the file
+   * itself. Each is looked for by identity (dev:ino) at its path, then beside it (renamed while stopped,
+   * checked by fingerprint too), and resumes at its checkpointed offset; the first read then finds a
+   * truncation or in-place rewrite as it would live. A path whose file moved on is remembered as naming it
+   * at the checkpoint's time, so the generations rotated away since are read from their siblings before
+   * the file now at the path. The checkpoint's other files are remembered by identity: one that comes into
+   * a pattern's reach later resumes from its offset too.
    */
   private async resumeFrom(r: ResumeFrom): Promise<void> {
     const configured = new Set(this.opts.patterns);
     for (const p of r.state.patterns) if (configured.has(p)) this.resumedSources.add(p);
     for (const k of r.state.known) this.known.remember(k.key, k.head, k.offset);
-    for (const e of filesToResume(r.state, this.resumedSources)) {
+    // What the patterns reach now, to tell which checkpointed files are still followed (problems are the first poll's to report).
+    const candidates = await expand(this.opts.patterns, () => undefined, () => true);
+    this.visible = (await locate(candidates, () => undefined)).visible;
+    const resumeAs = (e: FilePosition): FilePosition | undefined => {
+      if (this.untrusted.has(e.key)) return undefined;
+      if (configured.has(e.source)) return e;
+      const v = this.visible.get(e.key);
+      if (v !== undefined) return { ...e, source: v.source, path: e.state === 'live' ? v.path : e.path };
+      const c = candidates.get(e.path);
+      return c === undefined ? undefined : { ...e, source: c.source };
+    };
+    const entries = filesToResume(r.state, resumeAs);
+    const resuming = new Set(entries.map((e) => e.key));
+    for (const e of r.state.files) {
+      if (resuming.has(e.key) || this.untrusted.has(e.key)) continue;
+      this.known.remember(e.key, e.head, e.offset);
+      this.restoredKeys.add(e.key);
+    }
+    for (const e of entries) {
       if (this.followed.has(e.key)) continue;
       if (e.state !== 'orphan' && !this.atPath.has(e.path)) this.notePath(e.path, e.key, r.savedAtMs);
-      const found = await findCheckpointed(e, this.scratch);
+      const found = (await this.openFiles.makeRoom()) ? await findFile(e, this.scratch, this.index) : 'unopenable';
       if (found === 'unopenable') {
-        // At its path but not readable now (permissions): when it can be opened, it resumes from here.
+        // At its path but not readable now (permissions, or no descriptor to spare): when it can be opened, it resumes from here.
         this.known.remember(e.key, e.head, e.offset);
+        this.restoredKeys.add(e.key);
         continue;
       }
       if (found === undefined) {
@@ -252,7 +322,10 @@ export class FileFollower {
       }
       const outcome: ResumeOutcome = found.path === e.path ? 'at_path' : 'moved';
       const f = await resumedFollowed(e, found, r.savedAtMs, this.newSplitter(e.source));
-      this.followed.set(f.key, f);
+      if (await alignResumedOffset(f, e, this.opts.maxLineBytes, this.buf, this.scratch)) {
+        this.emit(() => this.events.offsetDistrusted?.(e.source, found.path, e.offset, f.offset));
+      }
+      this.register(f);
       this.emit(() => this.events.resumed?.(e.source, found.path, outcome, e.offset));
     }
   }
@@ -262,9 +335,15 @@ export class FileFollower {
     f.path = v.path;
     f.end = undefined;
     f.idlePolls = 0;
-    await this.readFile(f);
+    // Read only when the scan's stat says there may be something new (a closed file is only then opened again).
+    if (this.mayHaveChanged(f, v)) await this.readFile(f);
     f.checkedAtMs = now;
     this.notePath(f.path, f.key, now);
+  }
+
+  /** Whether a file may hold bytes not read, or new content: grown, shrunk, written since its last probe, or never fully probed. */
+  private mayHaveChanged(f: Followed, v: Visible): boolean {
+    return f.capCheck || v.size !== f.seenSize || v.mtimeMs !== f.mtimeMs || f.offset < v.size || f.head.length < Math.min(v.size, FINGERPRINT_BYTES);
   }
 
   private notePath(path: string, key: string, atMs: number): void {
@@ -277,8 +356,23 @@ export class FileFollower {
    * A followed file no longer visible under its path: renamed away (rotation), deleted, replaced behind
    * a symlink, or an orphan read for recovery. It is drained, since a writer may still append until it
    * reopens, and closed once its path names another file (or it is deleted) and a poll found nothing new.
+   * A file closed for the cap is first found again by identity; one found nowhere in two polls is let go
+   * of (deleted while closed: what it got after the last poll that read it is lost).
    */
   private async followDetached(f: Followed): Promise<void> {
+    if (f.fh === undefined) {
+      const reopened = await this.reopenMoved(f);
+      if (reopened === 'deferred') return;
+      if (reopened === 'gone') {
+        f.idlePolls++;
+        if (f.idlePolls >= 2) {
+          f.end = 'deleted';
+          await this.retire(f);
+        }
+        return;
+      }
+      f.idlePolls = 0;
+    }
     // The end is looked for before draining, so that a drain finding nothing new happened after the writer
     // had already moved on to the new file: only then is the old file done with.
     if (f.end === undefined || f.end === 'deleted') {
@@ -300,7 +394,8 @@ export class FileFollower {
   private async detachedEnd(f: Followed): Promise<RotationKind | 'deleted' | undefined> {
     try {
       const st = await stat(f.path).catch(() => undefined);
-      const deleted = (await f.fh.stat()).nlink === 0;
+      const fh = f.fh;
+      const deleted = fh === undefined ? false : (await fh.stat()).nlink === 0;
       if (st && identity(st) !== f.key) {
         if ((await lstat(f.path).catch(() => undefined))?.isSymbolicLink()) return 'symlink';
         return deleted ? 'recreate' : 'rename';
@@ -316,7 +411,7 @@ export class FileFollower {
     this.followed.delete(f.key);
     // Nothing more will be read from it, so an unterminated last line is as complete as it gets.
     this.flush(f.splitter, f.source, f.path);
-    await f.fh.close().catch(() => undefined);
+    await this.openFiles.park(f);
     if (f.end === 'deleted' || f.end === 'recreate') {
       const state = this.atPath.get(f.path);
       if (f.end === 'deleted' && state?.key === f.key) state.deleted = true;
@@ -326,12 +421,84 @@ export class FileFollower {
     }
   }
 
-  private async openNew(seen: string, v: Visible, fromEnd: boolean, checkCopies: boolean, now: number): Promise<void> {
-    let fh: FileHandle;
+  /** Adds a file opened just now; it holds a descriptor from here on. */
+  private register(f: Followed): void {
+    this.followed.set(f.key, f);
+    this.openFiles.touch(f);
+  }
+
+  /**
+   * Opens a path for a file about to be followed, under the cap: the least recently active file is closed
+   * first if needed. Undefined when no descriptor can be spared this poll (every open file is in use).
+   * EMFILE/ENFILE means the process holds fewer descriptors than the cap assumed: the cap is lowered to
+   * what is open now, and the open tried once more after closing one.
+   */
+  private async openCapped(path: string): Promise<FileHandle | undefined> {
+    if (!(await this.makeRoom())) return undefined;
     try {
-      fh = await open(v.path, 'r');
+      return await open(path, 'r');
     } catch (err) {
+      if (!isOutOfDescriptors(err)) throw err;
+      this.openFiles.lower(this.openFiles.count - 1);
+      this.emit(() => this.events.openFilesCapped?.(this.openFiles.cap, 'descriptors_exhausted'));
+      if (!(await this.makeRoom())) return undefined;
+      return await open(path, 'r');
+    }
+  }
+
+  private async makeRoom(): Promise<boolean> {
+    const full = this.openFiles.count >= this.openFiles.cap;
+    const room = await this.openFiles.makeRoom();
+    if (full && !this.capReported) {
+      this.capReported = true;
+      this.emit(() => this.events.openFilesCapped?.(this.openFiles.cap, 'cap_reached'));
+    }
+    return room;
+  }
+
+  /** A closed file at its path, opened again if it is still the same file there (the read that follows probes its content). */
+  private async reopenAtPath(f: Followed): Promise<'ok' | 'deferred'> {
+    let fh: FileHandle | undefined;
+    try {
+      fh = await this.openCapped(f.path);
+    } catch (err) {
+      this.problem(`read:${f.path}`, f.source, fsErrorReason(err), `${f.path}: ${errorMessage(err)}`);
+      return 'deferred';
+    }
+    if (fh === undefined) return 'deferred';
+    const st = await fh.stat().catch(() => undefined);
+    if (st === undefined || identity(st) !== f.key) {
+      // Replaced since the scan's stat: the next poll sees the rotation.
+      await fh.close().catch(() => undefined);
+      return 'deferred';
+    }
+    f.fh = fh;
+    this.openFiles.touch(f);
+    return 'ok';
+  }
+
+  /** A closed file no longer at its path, found again by identity (renamed by a rotation) and opened. */
+  private async reopenMoved(f: Followed): Promise<'ok' | 'deferred' | 'gone'> {
+    if (!(await this.makeRoom())) return 'deferred';
+    const found = await findFile({ path: f.path, key: f.key, head: f.head, family: f.family, state: f.end === 'orphan' ? 'orphan' : 'detached' }, this.scratch, this.index);
+    if (found === 'unopenable') return 'deferred';
+    if (found === undefined) return 'gone';
+    f.fh = found.fh;
+    this.openFiles.touch(f);
+    return 'ok';
+  }
+
+  private async openNew(seen: string, v: Visible, fromEnd: boolean, checkCopies: boolean, now: number): Promise<void> {
+    let fh: FileHandle | undefined;
+    try {
+      fh = await this.openCapped(v.path);
+    } catch (err) {
+      if (fromEnd) this.rememberEndAtFirstSight(seen, v.size);
       this.problem(`file:${v.path}`, v.source, fsErrorReason(err), `${v.path}: ${errorMessage(err)}`);
+      return;
+    }
+    if (fh === undefined) {
+      if (fromEnd) this.rememberEndAtFirstSight(seen, v.size);
       return;
     }
     let key: string;
@@ -343,7 +510,24 @@ export class FileFollower {
       key = identity(st);
       size = st.size;
       head = keep(await readHead(fh, this.scratch));
-      if (fromEnd) offset = await startOfLastLine(fh, st.size, this.opts.maxLineBytes, this.buf);
+      const knownOffset = key === seen ? this.known.offsetOf(key, head, size) : undefined;
+      if (knownOffset !== undefined) {
+        // Read before and let go of, or a checkpointed file no pattern reached at the restore: it goes on from there.
+        offset = knownOffset;
+        this.known.forget(key);
+        fromEnd = false;
+        checkCopies = false;
+      } else if (fromEnd) {
+        offset = await startOfLastLine(fh, st.size, this.opts.maxLineBytes, this.buf);
+      } else if (key === seen) {
+        const atStart = this.endAtFirstSight.get(key);
+        if (atStart !== undefined) {
+          // Seen at start (start-at=end) but not readable then: the lines it held then are skipped, as they would have been.
+          this.endAtFirstSight.delete(key);
+          offset = size >= atStart ? await startOfLastLine(fh, atStart, this.opts.maxLineBytes, this.buf) : 0;
+          fromEnd = true;
+        }
+      }
     } catch (err) {
       await fh.close().catch(() => undefined);
       this.problem(`file:${v.path}`, v.source, 'read_error', `${v.path}: ${errorMessage(err)}`);
@@ -361,7 +545,7 @@ export class FileFollower {
       if (!fromEnd) await this.followMoved(seen, v, now);
       return;
     }
-    if (!fromEnd) offset = startOffset({ key, head, size }, checkCopies, this.known, this.followed.values());
+    if (!fromEnd && offset === 0) offset = startOffset({ key, head, size }, checkCopies, this.known, this.followed.values());
     const f = newFollowed({
       key,
       path: v.path,
@@ -372,45 +556,53 @@ export class FileFollower {
       head,
       size,
       checkedAtMs: now,
-      capCheck: this.capNewFiles && this.resumedSources.has(v.source),
+      capCheck: this.capNewFiles && (this.resumedSources.has(v.source) || this.restoredKeys.has(key)),
       splitter: this.newSplitter(v.source),
     });
     if (this.stopped || this.followed.has(key)) {
       await fh.close().catch(() => undefined);
       return;
     }
-    this.followed.set(key, f);
-    const before = this.atPath.get(v.path);
-    this.notePath(v.path, key, now);
-    this.emit(() => this.events.opened?.(v.source, v.path));
-    if (before !== undefined && before.key !== key && !fromEnd) {
-      // The path named another file: generations rotated away since it was last seen there come first.
-      if (before.deleted) this.emit(() => this.events.rotated?.(v.source, v.path, 'recreate'));
-      if (f.family) {
-        const scan = { family: f.family, source: v.source, path: v.path, sinceMs: before.atMs, heads: [f.head] };
-        await this.recoverGenerations(scan, 'rename');
+    this.register(f);
+    this.openFiles.pin(f);
+    try {
+      const before = this.atPath.get(v.path);
+      this.notePath(v.path, key, now);
+      this.emit(() => this.events.opened?.(v.source, v.path));
+      if (before !== undefined && before.key !== key && !fromEnd) {
+        // The path named another file: generations rotated away since it was last seen there come first.
+        if (before.deleted) this.emit(() => this.events.rotated?.(v.source, v.path, 'recreate'));
+        await this.recoverBetween(before, f, v.source, v.path);
       }
+      await this.readFile(f);
+    } finally {
+      this.openFiles.unpin(f);
     }
-    await this.readFile(f);
+  }
+
+  private rememberEndAtFirstSight(key: string, size: number): void {
+    this.endAtFirstSight.set(key, size);
+    if (this.endAtFirstSight.size > MAX_REMEMBERED_PATHS) this.endAtFirstSight.delete(this.endAtFirstSight.keys().next().value as string);
   }
 
   /** Follows a file seen at `v.path` and rotated to a sibling before it was opened, as one renamed away. */
   private async followMoved(key: string, v: Visible, now: number): Promise<void> {
     const family = await familyOf(v.path);
     if (!family) return;
-    const siblings = await probeSiblings(family, '', this.scratch);
+    const siblings = await probeSiblings(family, '', this.scratch, this.headOfFollowed);
     const s = siblings.find((c) => c.key === key);
-    for (const c of siblings) if (c !== s) await c.fh.close().catch(() => undefined);
-    if (s === undefined) return;
+    if (s === undefined || this.stopped || this.followed.has(key) || !(await this.makeRoom())) return;
+    const opened = await openSibling(s, family, this.scratch);
+    if (opened === undefined) return;
     if (this.stopped || this.followed.has(key)) {
-      await s.fh.close().catch(() => undefined);
+      await opened.fh.close().catch(() => undefined);
       return;
     }
     const f = newFollowed({
       key,
       path: v.path,
       source: v.source,
-      fh: s.fh,
+      fh: opened.fh,
       family,
       offset: startOffset({ key, head: s.head, size: s.size }, true, this.known, this.followed.values()),
       head: s.head,
@@ -419,11 +611,36 @@ export class FileFollower {
       capCheck: this.capNewFiles && this.resumedSources.has(v.source),
       splitter: this.newSplitter(v.source),
     });
-    this.followed.set(key, f);
-    this.notePath(v.path, key, now);
-    this.emit(() => this.events.opened?.(v.source, s.path));
-    await this.readFile(f);
+    const before = this.atPath.get(v.path);
+    this.register(f);
+    this.openFiles.pin(f);
+    try {
+      this.notePath(v.path, key, now);
+      this.emit(() => this.events.opened?.(v.source, opened.path));
+      // Generations between the file the path named before and this one rotated away unseen as well.
+      if (before !== undefined && before.key !== key) await this.recoverBetween(before, f, v.source, v.path);
+      await this.readFile(f);
+    } finally {
+      this.openFiles.unpin(f);
+    }
   }
+
+  /** The generations that were at `path` after `before` and before `f` (several rotations in one poll), read from their siblings. */
+  private async recoverBetween(before: PathState, f: Followed, source: string, path: string): Promise<void> {
+    if (!f.family) return;
+    const scan: GenerationScan = {
+      family: f.family,
+      source,
+      path,
+      sinceMs: before.atMs,
+      heads: [f.head],
+      anchor: (s) => s.key === before.key,
+    };
+    await this.recoverGenerations(scan, 'rename');
+  }
+
+  /** The fingerprint of a followed file, so probing its family does not open it again. */
+  private readonly headOfFollowed = (key: string): Buffer | undefined => this.followed.get(key)?.head;
 
   /**
    * Reads what is new in a followed file. The file is probed (size and fingerprint) before reading and
@@ -431,6 +648,16 @@ export class FileFollower {
    * place, and is read again from its start after recovering what it lost (see restart).
    */
   private async readFile(f: Followed): Promise<DrainResult> {
+    if (f.fh === undefined && (await this.reopenAtPath(f)) === 'deferred') return 'deferred';
+    this.openFiles.pin(f);
+    try {
+      return await this.readOpen(f);
+    } finally {
+      this.openFiles.unpin(f);
+    }
+  }
+
+  private async readOpen(f: Followed): Promise<DrainResult> {
     const before = await this.probe(f);
     if (before === undefined) return 'error';
     if (wasReplaced(f, before)) await this.restart(f, before);
@@ -442,7 +669,10 @@ export class FileFollower {
         await this.capCatchUp(f, before.size);
       }
       while (budget > 0 && !this.stopped) {
-        const { bytesRead } = await f.fh.read(this.buf, 0, Math.min(this.buf.length, budget), f.offset);
+        const fh = f.fh;
+        // Closed under it (rotation recovery needed the descriptor): opened again on its next poll.
+        if (fh === undefined) return 'deferred';
+        const { bytesRead } = await fh.read(this.buf, 0, Math.min(this.buf.length, budget), f.offset);
         if (bytesRead === 0) return 'eof';
         budget -= bytesRead;
         const after = await this.probe(f);
@@ -470,7 +700,7 @@ export class FileFollower {
    * within the cap of its end; what is passed over (a held partial line included) is reported as skipped.
    */
   private async capCatchUp(f: Followed, size: number): Promise<void> {
-    if (size - f.offset <= this.catchUpCap) return;
+    if (size - f.offset <= this.catchUpCap || f.fh === undefined) return;
     const from = f.offset - f.splitter.pendingBytes;
     const target = size - this.catchUpCap;
     // A line start is looked for within a line's length; past that, the line is dropped to its end.
@@ -487,17 +717,20 @@ export class FileFollower {
     f.offset += bytes;
     f.readThisPoll += bytes;
     if (f.offset > f.seenSize) f.seenSize = f.offset;
+    this.openFiles.touch(f);
     f.splitter.push(this.buf.subarray(0, bytes));
   }
 
   private async probe(f: Followed): Promise<Probe | undefined> {
+    const fh = f.fh;
+    if (fh === undefined) return undefined;
     try {
-      const { size, mtimeMs } = await f.fh.stat();
+      const { size, mtimeMs } = await fh.stat();
       // Not written since the last probe, and the fingerprint already complete: no need to read it again.
       if (size === f.seenSize && mtimeMs === f.mtimeMs && f.head.length === Math.min(size, FINGERPRINT_BYTES)) {
         return { size, mtimeMs, head: f.head };
       }
-      return { size, mtimeMs, head: await readHead(f.fh, this.scratch) };
+      return { size, mtimeMs, head: await readHead(fh, this.scratch) };
     } catch (err) {
       this.problem(`read:${f.path}`, f.source, 'read_error', `${f.path}: ${errorMessage(err)}`);
       return undefined;
@@ -515,35 +748,37 @@ export class FileFollower {
     const newSize = p.size;
     const newMtime = p.mtimeMs;
     const knownEnd = f.seenSize;
+    const oldHead = f.head;
     const oldSplitter = f.splitter;
     f.splitter = this.newSplitter(f.source);
-    const siblings = f.family ? await probeSiblings(f.family, f.key, this.scratch) : [];
-    const kept = new Set<Sibling>();
-    try {
-      // Copies of the old content (same start); the longest one holding bytes not read yet fills the gap.
-      const copies = siblings.filter((s) => isCopyOf(s, f.head));
-      const copy = gapSource(copies, f.offset);
-      let recoveredTo = f.offset;
-      if (copy !== undefined && copy.size > f.offset) {
-        kept.add(copy);
-        await this.readOrphan(copy, f.source, f.path, f.offset, oldSplitter);
-        recoveredTo = copy.size;
-      } else {
-        this.flush(oldSplitter, f.source, f.path);
-      }
-      // Copies not read from hold content already delivered: a glob reaching them must not read them again.
-      for (const c of copies) if (c !== copy && !this.followed.has(c.key)) this.known.remember(c.key, c.head, c.size);
-      const kind: RotationKind = copies.length > 0 ? 'copytruncate-recovered' : 'truncate';
-      this.emit(() => this.events.rotated?.(f.source, f.path, kind));
-      if (knownEnd > recoveredTo) this.emit(() => this.events.skipped?.(f.source, knownEnd - recoveredTo, 'truncated'));
-      // A sibling starting like the new content is a copy of what is about to be read from the file itself
-      // (another copytruncate since the probe): left alone, it is the gap source if that one is truncated too.
-      if (f.family) {
-        const scan = { family: f.family, source: f.source, path: f.path, sinceMs: f.checkedAtMs, heads: [f.head, newHead] };
-        await this.readGenerations(scan, kind, siblings, kept);
-      }
-    } finally {
-      for (const s of siblings) if (!kept.has(s)) await s.fh.close().catch(() => undefined);
+    const siblings = f.family ? await probeSiblings(f.family, f.key, this.scratch, this.headOfFollowed) : [];
+    // Copies of the old content (same start); the longest one holding bytes not read yet fills the gap.
+    const copies = siblings.filter((s) => isCopyOf(s, oldHead));
+    const copy = gapSource(copies, f.offset);
+    let recoveredTo = f.offset;
+    if (copy !== undefined && copy.size > f.offset && (await this.readOrphan(copy, f.family, f.source, f.path, f.offset, oldSplitter))) {
+      recoveredTo = copy.size;
+    } else {
+      this.flush(oldSplitter, f.source, f.path);
+    }
+    // Copies not read from hold content already delivered: a glob reaching them must not read them again.
+    for (const c of copies) if (c !== copy && !this.followed.has(c.key)) this.known.remember(c.key, c.head, c.size);
+    const kind: RotationKind = copies.length > 0 ? 'copytruncate-recovered' : 'truncate';
+    this.emit(() => this.events.rotated?.(f.source, f.path, kind));
+    if (knownEnd > recoveredTo) this.emit(() => this.events.skipped?.(f.source, knownEnd - recoveredTo, 'truncated'));
+    // A sibling starting like the new content is a copy of what is about to be read from the file itself
+    // (another copytruncate since the probe): left alone, it is the gap source if that one is truncated too.
+    // The generations since are the ones newer than the copy of the old content, in its naming scheme.
+    if (f.family) {
+      const scan: GenerationScan = {
+        family: f.family,
+        source: f.source,
+        path: f.path,
+        sinceMs: f.checkedAtMs,
+        heads: [oldHead, newHead],
+        anchor: (s) => isCopyOf(s, oldHead),
+      };
+      await this.readGenerations(scan, kind, siblings);
     }
     f.offset = 0;
     f.head = newHead;
@@ -555,36 +790,32 @@ export class FileFollower {
 
   /** A new file at a path that named another one: read the generations rotated away in between, unseen. */
   private async recoverGenerations(scan: GenerationScan, kind: RotationKind): Promise<void> {
-    const siblings = await probeSiblings(scan.family, '', this.scratch);
-    const kept = new Set<Sibling>();
-    try {
-      await this.readGenerations(scan, kind, siblings, kept);
-    } finally {
-      for (const s of siblings) if (!kept.has(s)) await s.fh.close().catch(() => undefined);
-    }
+    const siblings = await probeSiblings(scan.family, '', this.scratch, this.headOfFollowed);
+    await this.readGenerations(scan, kind, siblings);
   }
 
-  /** Reads the generations among the siblings that rotated away unseen (see generationsToRead). */
-  private async readGenerations(scan: GenerationScan, kind: RotationKind, siblings: Sibling[], kept: Set<Sibling>): Promise<void> {
-    const todo = generationsToRead(scan, siblings, (key) => this.followed.has(key) || this.visible.has(key), this.known);
+  /** Reads the generations among the siblings that rotated away unseen (see generationsToRead); counts those lost. */
+  private async readGenerations(scan: GenerationScan, kind: RotationKind, siblings: Sibling[]): Promise<void> {
+    const { todo, lost } = generationsToRead(scan, siblings, (key) => this.followed.has(key) || this.visible.has(key), this.known);
+    for (let i = 0; i < lost; i++) this.emit(() => this.events.rotated?.(scan.source, scan.path, 'unrecovered'));
     // Stopping does not cut this short: each generation is registered (and reads stop at once), so the
     // final checkpoint holds them all.
     for (const { s, from } of todo) {
       if (this.followed.has(s.key)) continue;
-      kept.add(s);
       this.emit(() => this.events.rotated?.(scan.source, scan.path, kind));
-      await this.readOrphan(s, scan.source, scan.path, from, this.newSplitter(scan.source));
+      const read = await this.readOrphan(s, scan.family, scan.source, scan.path, from, this.newSplitter(scan.source));
+      if (!read) this.emit(() => this.events.rotated?.(scan.source, scan.path, 'unrecovered'));
     }
   }
 
   /**
    * Reads a sibling from `from` for a source, as a followed file of its own that is let go of once a
-   * poll finds nothing new in it. A sibling already followed (a glob matches it) is rewound.
+   * poll finds nothing new in it. A sibling already followed (a glob matches it) is rewound. False when
+   * it could not be opened (gone since it was probed, or no descriptor to spare).
    */
-  private async readOrphan(s: Sibling, source: string, path: string, from: number, splitter: LineSplitter): Promise<void> {
+  private async readOrphan(s: Sibling, family: Family | undefined, source: string, path: string, from: number, splitter: LineSplitter): Promise<boolean> {
     const existing = this.followed.get(s.key);
     if (existing !== undefined) {
-      await s.fh.close().catch(() => undefined);
       if (from < existing.offset) {
         this.flush(existing.splitter, existing.source, existing.path);
         existing.offset = from;
@@ -593,14 +824,19 @@ export class FileFollower {
         this.flush(splitter, source, path);
       }
       await this.readFile(existing);
-      return;
+      return true;
+    }
+    const opened = (await this.makeRoom()) ? await openSibling(s, family, this.scratch) : undefined;
+    if (opened === undefined) {
+      this.flush(splitter, source, path);
+      return false;
     }
     this.known.forget(s.key);
     const o = newFollowed({
       key: s.key,
-      path: s.path,
+      path: opened.path,
       source,
-      fh: s.fh,
+      fh: opened.fh,
       family: undefined,
       offset: from,
       head: s.head,
@@ -610,8 +846,9 @@ export class FileFollower {
       end: 'orphan',
       splitter,
     });
-    this.followed.set(o.key, o);
+    this.register(o);
     await this.readFile(o);
+    return true;
   }
 
   private newSplitter(source: string): LineSplitter {
@@ -652,4 +889,10 @@ export class FileFollower {
       // Swallowed on purpose: there is nowhere better to report a failing listener.
     }
   }
+}
+
+/** The process (EMFILE) or the system (ENFILE) is out of descriptors. */
+function isOutOfDescriptors(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+  return code === 'EMFILE' || code === 'ENFILE';
 }

@@ -11,13 +11,19 @@ import type { Family } from './rotation-family.js';
  */
 export type End = RotationKind | 'deleted' | 'orphan';
 
-/** One open file, known by identity (dev:ino) and by the first bytes of its content. */
+/**
+ * One followed file, known by identity (dev:ino) and by the first bytes of its content. It is held open
+ * while it is read; past `sources.maxOpenFiles` the least recently active are closed and reopened by
+ * identity when they grow (open-files.ts), so `fh` is undefined while it is closed.
+ */
 export interface Followed {
   readonly key: string;
   /** Latest path it was seen under. */
   path: string;
   readonly source: string;
-  readonly fh: FileHandle;
+  fh: FileHandle | undefined;
+  /** When bytes were last read from it (or it was opened), in the follower's own count: the least recent is closed first. */
+  lastActive: number;
   /** Where its rotated copies and generations are looked for; none for orphans. */
   readonly family: Family | undefined;
   offset: number;
@@ -63,6 +69,7 @@ export function newFollowed(init: {
     path: init.path,
     source: init.source,
     fh: init.fh,
+    lastActive: 0,
     family: init.family,
     offset: init.offset,
     splitter: init.splitter,
@@ -96,3 +103,4 @@ export function accept(f: Followed, p: Probe): void {
   if (p.size > f.seenSize) f.seenSize = p.size;
   f.mtimeMs = p.mtimeMs;
 }
+

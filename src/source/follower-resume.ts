@@ -1,9 +1,11 @@
 // Resuming from a checkpoint: what it keeps of each followed file, and finding those files again after a restart.
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { identity, keep, readHead, sameStart } from './file-identity.js';
 import { newFollowed, type Followed } from './followed-file.js';
 import type { LineSplitter } from './line-splitter.js';
+import type { DirectoryIndex } from './directory-index.js';
+import { nextLineStart } from './line-start.js';
 import { familyOf, isCopyName, type Family } from './rotation-family.js';
 
 /**
@@ -54,6 +56,11 @@ export interface ResumeFrom {
    * passed over reported as skipped (`catch_up_cap`).
    */
   maxCatchUpBytes: number;
+  /**
+   * Files whose checkpointed position was dropped as invalid (checkpoint-state.ts): they are followed as
+   * files new to this run (by --tail.start-at), not as files that appeared while stopped.
+   */
+  untrusted?: readonly string[];
 }
 
 /** A followed file's position for a checkpoint; `live` when this poll found it at its path. */
@@ -72,12 +79,18 @@ export function positionOf(f: Followed, live: boolean): FilePosition {
 }
 
 /**
- * The checkpoint's files of the patterns still followed, those at their paths first: they say what each
- * path named, which detached files only fill in.
+ * The checkpoint's files that are still to be followed, as `resumeAs` maps them (the source that follows
+ * each now; undefined for a file no configured pattern reaches any more), those at their paths first:
+ * they say what each path named, which detached files only fill in.
  */
-export function filesToResume(state: FollowerState, sources: ReadonlySet<string>): FilePosition[] {
+export function filesToResume(state: FollowerState, resumeAs: (e: FilePosition) => FilePosition | undefined): FilePosition[] {
   const rank = { live: 0, detached: 1, orphan: 2 } as const;
-  return state.files.filter((e) => sources.has(e.source)).sort((a, b) => rank[a.state] - rank[b.state]);
+  const out: FilePosition[] = [];
+  for (const e of state.files) {
+    const mapped = resumeAs(e);
+    if (mapped !== undefined) out.push(mapped);
+  }
+  return out.sort((a, b) => rank[a.state] - rank[b.state]);
 }
 
 /** A checkpoint entry's file found again. */
@@ -86,14 +99,17 @@ export interface Reopened {
   path: string;
 }
 
+/** What is needed to find a file again: where it was, its identity and first bytes, its family. */
+export type Whereabouts = Pick<FilePosition, 'path' | 'key' | 'head' | 'family'> & { state?: FilePosition['state'] };
+
 /**
- * The file of a checkpoint entry: the same inode at its path (whatever its content now: the first read
- * finds out whether it was truncated), else a file beside it with the same inode and the same first
- * bytes (renamed while stopped). Failing that, the same inode under a rotated name of its family with
- * other first bytes: truncated in place and then renamed (copytruncate, then a rename rotation); the
- * first read handles it as a truncation, recovering from the copy what was not read.
+ * A file found again by identity: the same inode at its path (whatever its content now: the first read
+ * finds out whether it was truncated), else a file beside it with the same inode and the same first bytes
+ * (renamed). Failing that, the same inode under a rotated name of its family with other first bytes:
+ * truncated in place and then renamed (copytruncate, then a rename rotation); the first read handles it
+ * as a truncation, recovering from the copy what was not read. 'unopenable': at its path but not readable.
  */
-export async function findCheckpointed(e: FilePosition, scratch: Buffer): Promise<Reopened | 'unopenable' | undefined> {
+export async function findFile(e: Whereabouts, scratch: Buffer, index: DirectoryIndex): Promise<Reopened | 'unopenable' | undefined> {
   const here = await stat(e.path).catch(() => undefined);
   if (here?.isFile() && identity(here) === e.key) {
     const fh = await open(e.path, 'r').catch(() => undefined);
@@ -106,13 +122,8 @@ export async function findCheckpointed(e: FilePosition, scratch: Buffer): Promis
   const base = e.state === 'orphan' ? undefined : (e.family?.base ?? basename(e.path));
   let rewritten: Reopened | undefined;
   for (const dir of dirs) {
-    const names = await readdir(dir).catch(() => [] as string[]);
-    for (const name of names.sort()) {
-      const path = join(dir, name);
+    for (const path of await index.pathsOf(dir, e.key)) {
       if (path === e.path) continue;
-      // stat first: opening a FIFO for reading would block until it has a writer.
-      const st = await stat(path).catch(() => undefined);
-      if (st === undefined || !st.isFile() || identity(st) !== e.key) continue;
       const fh = await open(path, 'r').catch(() => undefined);
       if (fh === undefined) continue;
       try {
@@ -122,7 +133,7 @@ export async function findCheckpointed(e: FilePosition, scratch: Buffer): Promis
           await rewritten?.fh.close().catch(() => undefined);
           return { fh, path };
         }
-        if (identity(now) === e.key && rewritten === undefined && base !== undefined && isCopyName(name, base)) {
+        if (identity(now) === e.key && rewritten === undefined && base !== undefined && isCopyName(basename(path), base)) {
           rewritten = { fh, path };
           continue;
         }
@@ -154,3 +165,29 @@ export async function resumedFollowed(e: FilePosition, found: Reopened, savedAtM
   if (e.skipToNewline) f.splitter.skipToNextLine();
   return f;
 }
+
+/**
+ * A checkpointed offset is just past a line's `\n` (or 0, or inside an oversize line being skipped). One
+ * that is not, in a file still holding the content the checkpoint saw, cannot be trusted: reading from it
+ * would count the rest of a line as a line. It is moved on to the next line start (the line it cut is
+ * neither counted again nor half-read), or, with no line start within a line's length, the rest of that
+ * line is skipped. True when the offset was moved.
+ */
+export async function alignResumedOffset(f: Followed, e: FilePosition, maxLineBytes: number, buf: Buffer, scratch: Buffer): Promise<boolean> {
+  const fh = f.fh;
+  if (fh === undefined || e.skipToNewline || e.offset === 0) return false;
+  try {
+    const { size } = await fh.stat();
+    if (size < e.offset || !sameStart(await readHead(fh, scratch), e.head)) return false; // rewritten: the first read starts it over
+    const { bytesRead } = await fh.read(buf, 0, 1, e.offset - 1);
+    if (bytesRead === 1 && buf[0] === LF) return false;
+    const next = await nextLineStart(fh, e.offset, Math.min(size, e.offset + maxLineBytes + 2), buf);
+    if (next !== undefined) f.offset = next;
+    else f.splitter.skipToNextLine();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const LF = 0x0a;

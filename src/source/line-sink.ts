@@ -27,8 +27,10 @@ export type SourceErrorReason = 'not_found' | 'permission_denied' | 'read_error'
  * - `recreate`: deleted, and a new file appeared at the path.
  * A generation that was rotated away between two polls, unseen, is read from its sibling and reported
  * with the kind of the rotation that revealed it.
+ * - `unrecovered`: a generation the rotation scheme says existed (`app.log.2` when the file read before
+ *   is now `app.log.3`) was gone or compressed before a poll could read it: its lines are lost.
  */
-export type RotationKind = 'rename' | 'truncate' | 'copytruncate-recovered' | 'symlink' | 'recreate';
+export type RotationKind = 'rename' | 'truncate' | 'copytruncate-recovered' | 'symlink' | 'recreate' | 'unrecovered';
 
 /**
  * Why bytes known to have been in a file were never delivered: `truncated` (truncated in place before
@@ -59,4 +61,15 @@ export interface SourceEvents {
   partialLine?(source: string, path: string): void;
   /** A file of the checkpoint, at start-up: where it was found, and the offset reading resumes from. */
   resumed?(source: string, path: string, outcome: ResumeOutcome, offset: number): void;
+  /**
+   * A checkpointed offset that was not at a line start in the file it names (a checkpoint edited, or not
+   * written by this version): not used; reading resumes at the next line start, `offset`.
+   */
+  offsetDistrusted?(source: string, path: string, checkpointed: number, offset: number): void;
+  /**
+   * The follower holds `cap` files open at most (sources.maxOpenFiles, lowered below the process's
+   * descriptor limit); reported once when the cap first makes it close a file, and whenever an
+   * EMFILE/ENFILE lowers it.
+   */
+  openFilesCapped?(cap: number, reason: 'cap_reached' | 'descriptors_exhausted'): void;
 }

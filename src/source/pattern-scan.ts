@@ -25,10 +25,12 @@ export interface Candidate {
   literal: boolean;
 }
 
-/** A regular file seen this poll. */
+/** A regular file seen this poll, with its size and mtime then (a closed file is reopened only when they change). */
 export interface Visible {
   path: string;
   source: string;
+  size: number;
+  mtimeMs: number;
 }
 
 /**
@@ -88,7 +90,7 @@ export async function locate(
     }
     const key = identity(st);
     // Two paths to one file (hard or symbolic link): read it once.
-    if (!visible.has(key)) visible.set(key, { path: c.path, source: c.source });
+    if (!visible.has(key)) visible.set(key, { path: c.path, source: c.source, size: st.size, mtimeMs: st.mtimeMs });
   }
   return { visible, missing };
 }

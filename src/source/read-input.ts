@@ -1,5 +1,6 @@
-import { open, type FileHandle } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { closeSync, constants, createReadStream, openSync, type Stats } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { LineSink } from './line-sink.js';
@@ -9,12 +10,15 @@ const READ_HIGH_WATER_MARK = 1 << 20;
 
 export interface ReadInputOptions {
   maxLineBytes: number;
+  /** Stops the read (between chunks) when aborted: the read rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /**
- * Reads a whole file (or stdin when path is '-') to its end, delivering its lines.
- * Gzip is recognised by its magic bytes, not the file name, so rotated logs
- * compressed under any name read the same as plain ones.
+ * Reads a whole input to its end, delivering its lines: a file, stdin when path is '-', or anything else
+ * that can be opened and read in order (a pipe, a FIFO, /dev/stdin, process substitution's /dev/fd/N).
+ * Gzip is recognised by its magic bytes, not the file name, so rotated logs compressed under any name
+ * read the same as plain ones. Every error names the input.
  */
 export async function readInput(
   path: string,
@@ -26,21 +30,51 @@ export async function readInput(
     await readInputStream(process.stdin, opts, sink, source, 'stdin');
     return;
   }
-  const fh = await openInput(path);
+  const opened = await openInput(path, opts.signal);
+  if (!isFileHandle(opened)) {
+    await readInputStream(opened, opts, sink, source, path);
+    return;
+  }
+  const fh = opened;
   try {
-    const head = Buffer.alloc(2);
-    const { bytesRead } = await fh.read(head, 0, 2, 0);
-    if (isGzip(head.subarray(0, bytesRead))) {
+    opts.signal?.throwIfAborted();
+    const kind = await kindOf(fh, path);
+    if (kind === 'stream') {
+      // Not seekable: read in order, as a stream (positional reads fail with ESPIPE on a pipe).
       const stream = fh.createReadStream({ highWaterMark: READ_HIGH_WATER_MARK, autoClose: false });
       await readInputStream(stream, opts, sink, source, path);
       return;
     }
+    const head = Buffer.alloc(2);
+    let bytesRead: number;
+    try {
+      ({ bytesRead } = await fh.read(head, 0, 2, 0));
+    } catch (err) {
+      throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
+    }
+    if (isGzip(head.subarray(0, bytesRead))) {
+      const stream = fh.createReadStream({ highWaterMark: READ_HIGH_WATER_MARK, autoClose: false, start: 0 });
+      await readInputStream(stream, opts, sink, source, path);
+      return;
+    }
     const splitter = new LineSplitter(opts.maxLineBytes, sink, source);
-    await readPlain(fh, 0, undefined, splitter, path);
+    await readPlain(fh, 0, undefined, splitter, path, opts.signal);
     splitter.flush();
   } finally {
     await fh.close();
   }
+}
+
+/** How an opened input is read: by position (a regular file), or in order (a pipe, FIFO, character device, socket). */
+async function kindOf(fh: FileHandle, path: string): Promise<'file' | 'stream'> {
+  let st: Stats;
+  try {
+    st = await fh.stat();
+  } catch (err) {
+    throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
+  }
+  if (st.isDirectory()) throw new Error(`cannot read input ${path}: EISDIR: it is a directory, not a log file`);
+  return st.isFile() ? 'file' : 'stream';
 }
 
 /**
@@ -57,9 +91,10 @@ export async function readFileRange(
 ): Promise<void> {
   const splitter = new LineSplitter(opts.maxLineBytes, sink, source);
   if (end === undefined || end > start) {
-    const fh = await openInput(path);
+    const fh = await openInput(path, opts.signal);
+    if (!isFileHandle(fh)) throw new Error(`cannot read input ${path}: not a file that can be read in parts`);
     try {
-      await readPlain(fh, start, end, splitter, path);
+      await readPlain(fh, start, end, splitter, path, opts.signal);
     } finally {
       await fh.close();
     }
@@ -72,11 +107,13 @@ export async function readFileRange(
  * file. A stream hands out a new 1 MiB buffer per chunk; the ones that outlive two young-generation
  * collections are only freed by a full one, and they held the peak RSS of `report` up by tens of MiB.
  */
-async function readPlain(fh: FileHandle, start: number, end: number | undefined, splitter: LineSplitter, path: string): Promise<void> {
+async function readPlain(fh: FileHandle, start: number, end: number | undefined, splitter: LineSplitter, path: string, signal?: AbortSignal): Promise<void> {
   const buf = Buffer.allocUnsafe(READ_HIGH_WATER_MARK);
   let at = start;
+  signal?.throwIfAborted();
   try {
     for (;;) {
+      if (signal?.aborted) break;
       const want = end === undefined ? buf.length : Math.min(buf.length, end - at);
       if (want <= 0) return;
       const { bytesRead } = await fh.read(buf, 0, want, at);
@@ -87,6 +124,7 @@ async function readPlain(fh: FileHandle, start: number, end: number | undefined,
   } catch (err) {
     throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
   }
+  signal?.throwIfAborted();
 }
 
 /** The stream half of readInput: lines of a plain or gzip byte stream, flushed at its end. */
@@ -98,15 +136,26 @@ export async function readInputStream(
   label: string = source,
 ): Promise<void> {
   const splitter = new LineSplitter(opts.maxLineBytes, sink, source);
+  const signal = opts.signal;
   const consume = async (chunks: AsyncIterable<Buffer>): Promise<void> => {
-    for await (const chunk of chunks) splitter.push(chunk);
+    for await (const chunk of chunks) {
+      signal?.throwIfAborted();
+      splitter.push(chunk);
+    }
   };
+  // An abort ends a read waiting for a pipe's next bytes at once, not at the next chunk.
+  const onAbort = () => input.destroy();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
+    signal?.throwIfAborted();
     const { head, rest } = await sniff(input as AsyncIterable<Buffer>);
     if (isGzip(head)) await pipeline(rest, createGunzip(), consume);
     else await consume(rest);
   } catch (err) {
+    if (signal?.aborted) throw signal.reason;
     throw new Error(`cannot read input ${label}: ${messageOf(err)}`, { cause: err });
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
   splitter.flush();
 }
@@ -137,6 +186,10 @@ async function sniff(input: AsyncIterable<Buffer>): Promise<{ head: Buffer; rest
   return { head, rest: replay() };
 }
 
+function isFileHandle(x: FileHandle | Readable): x is FileHandle {
+  return !(x instanceof Readable);
+}
+
 function isGzip(head: Buffer): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
@@ -145,11 +198,48 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Opens an input for reading; the error names the path. */
-async function openInput(path: string): Promise<FileHandle> {
+/**
+ * Opens an input for reading; the error names the path. Opening a FIFO waits (in the thread pool, where it
+ * cannot be cancelled) until a writer opens it; an abort meanwhile lets it go by opening the FIFO for
+ * writing, without blocking, and closing it at once, until the open completes (with nothing to read):
+ * a thread stuck in open() would keep even process.exit waiting. A descriptor path to a socket
+ * (`/dev/stdin` when stdin is a socket pair, as child processes often get) cannot be opened again; its
+ * descriptor is read as it is.
+ */
+async function openInput(path: string, signal?: AbortSignal): Promise<FileHandle | Readable> {
+  signal?.throwIfAborted();
+  const fifo = (await stat(path).catch(() => undefined))?.isFIFO() === true;
+  signal?.throwIfAborted();
+  let releasing: NodeJS.Timeout | undefined;
+  const release = () => {
+    try {
+      closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // No reader waiting yet or any more (ENXIO): tried again until the open is done.
+    }
+  };
+  const onAbort = () => {
+    release();
+    releasing = setInterval(release, 20);
+  };
+  if (fifo) signal?.addEventListener('abort', onAbort, { once: true });
   try {
     return await open(path, 'r');
   } catch (err) {
+    const fd = descriptorOf(path);
+    if ((err as NodeJS.ErrnoException).code === 'ENXIO' && fd !== undefined) {
+      return fd === 0 ? process.stdin : createReadStream('', { fd, autoClose: false, highWaterMark: READ_HIGH_WATER_MARK });
+    }
     throw new Error(`cannot open input ${path}: ${messageOf(err)}`, { cause: err });
+  } finally {
+    clearInterval(releasing);
+    if (fifo) signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** The descriptor a path names (`/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`), if it names one. */
+function descriptorOf(path: string): number | undefined {
+  if (path === '/dev/stdin') return 0;
+  const m = /^\/(?:dev\/fd|proc\/self\/fd)\/(\d+)$/.exec(path);
+  return m === null ? undefined : Number(m[1]);
 }

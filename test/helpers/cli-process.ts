@@ -13,16 +13,26 @@ export interface ServeProcess {
 }
 
 /** Starts `serve` on an ephemeral loopback port and resolves once it logs that it is serving. */
-export function startServe(args: string[], timeoutMs = 10_000): Promise<ServeProcess> {
-  return startCommand('serve', ['--web.listen-address=127.0.0.1:0', ...args], timeoutMs);
+export function startServe(args: string[], timeoutMs = 10_000, launch?: Launch): Promise<ServeProcess> {
+  return startCommand('serve', ['--web.listen-address=127.0.0.1:0', ...args], timeoutMs, launch === undefined ? {} : { launch });
+}
+
+/** How the CLI's argv (node, the bin, its arguments) is started: as it is, or wrapped (a shell setting limits). */
+export type Launch = (argv: string[]) => [string, string[]];
+
+/** Runs the CLI under `sh -c 'ulimit -n N; exec …'`: at most N descriptors (soft and hard), the process itself exec'd (its pid is node's). */
+export function withDescriptorLimit(n: number): Launch {
+  return (argv) => ['sh', ['-c', `ulimit -n ${n} && exec "$@"`, 'sh', ...argv]];
 }
 
 /**
  * Starts any serving command (`serve`, `demo`) and resolves once it logs that it is serving. Pass the
  * listen address yourself (`--web.listen-address=127.0.0.1:0`). `bin` is another install's CLI (default this tree's).
  */
-export function startCommand(command: string, args: string[], timeoutMs = 10_000, bin = BIN): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [bin, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+export function startCommand(command: string, args: string[], timeoutMs = 10_000, opts: { bin?: string; launch?: Launch } = {}): Promise<ServeProcess> {
+  const argv = [process.execPath, opts.bin ?? BIN, command, ...args];
+  const [cmd, cmdArgs] = opts.launch === undefined ? [argv[0] as string, argv.slice(1)] : opts.launch(argv);
+  const child = spawn(cmd, cmdArgs, { stdio: ['pipe', 'pipe', 'pipe'] });
   const logs: Record<string, unknown>[] = [];
   let buffered = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -85,4 +95,9 @@ export function sample(text: string, series: string): number | undefined {
     if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
   }
   return undefined;
+}
+
+/** serve's start-up warning that the gate webhook is open (no token, no basic auth): expected in tests that set neither. */
+export function isOpenWebhookWarning(entry: Record<string, unknown>): boolean {
+  return entry.level === 'warn' && String(entry.msg).includes('gate webhook accepts alerts from anyone');
 }

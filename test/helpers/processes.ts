@@ -61,9 +61,11 @@ export interface PrometheusOptions {
   /** The rule file's text (a test copy of the pack, usually with short windows). */
   rules: string;
   /** host:port of the exporter, scraped every second as job "zero-plane-exporter". */
-  scrapeTarget: string;
-  /** host:port of an Alertmanager to send alerts to. */
-  alertmanager?: string;
+  scrapeTarget?: string;
+  /** Instead: one job, each target with its own target labels (e.g. `cluster`). */
+  scrape?: { job: string; targets: { target: string; labels: Record<string, string> }[] };
+  /** host:port of the Alertmanager(s) to send alerts to (each gets every alert). */
+  alertmanager?: string | string[];
 }
 
 /** A real Prometheus on 127.0.0.1: 1 s scrapes and evaluations, alerts resent every second. */
@@ -79,8 +81,12 @@ export async function startPrometheus(bin: string, opts: PrometheusOptions): Pro
     stringify({
       global: { scrape_interval: '1s', evaluation_interval: '1s' },
       rule_files: [rules],
-      ...(opts.alertmanager === undefined ? {} : { alerting: { alertmanagers: [{ static_configs: [{ targets: [opts.alertmanager] }] }] } }),
-      scrape_configs: [{ job_name: 'zero-plane-exporter', static_configs: [{ targets: [opts.scrapeTarget] }] }],
+      ...(opts.alertmanager === undefined ? {} : { alerting: { alertmanagers: [{ static_configs: [{ targets: [opts.alertmanager].flat() }] }] } }),
+      scrape_configs: [
+        opts.scrape
+          ? { job_name: opts.scrape.job, static_configs: opts.scrape.targets.map((t) => ({ targets: [t.target], labels: t.labels })) }
+          : { job_name: 'zero-plane-exporter', static_configs: [{ targets: [opts.scrapeTarget] }] },
+      ],
     }),
   );
   const port = await freePort();

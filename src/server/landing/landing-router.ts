@@ -8,7 +8,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Config } from '../../config/schema.js';
 import type { GateState, LoadSheddingGate } from '../../gate/load-shedding-gate.js';
 import { renderDashboards } from '../../dashboards/render-dashboards.js';
-import { renderPack } from '../../pack/write-pack.js';
+import { renderPack } from '../../pack/render-pack.js';
 import { FaultValidationError, type FaultController, type Faults } from '../../simulate/faults.js';
 import type { SignalValues } from '../../windows/summarize.js';
 import { ASSET_PATHS, DEMO_FAULTS_PATH, renderLandingPage, SIGNALS_PATH, escapeHtml } from './landing-page.js';

@@ -1,0 +1,13 @@
+// zero-plane-exporter/client: the caller's side. instrumentFetch() guards the opt-in header and records
+// each call's signals (in-process, to a log file `serve` follows, or to an exporter's ingest endpoint);
+// gateClient() tells the application whether a non-core call may go out during a P0.
+export { instrumentFetch, type InstrumentedFetch, type InstrumentOptions, type IngestOptions } from './instrument-fetch.js';
+export { gateClient, type GateClient, type GateClientOptions, type GateClientState, type CallKind, type GateReason } from './gate-client.js';
+export { metricsHandler, prometheusRegistry, metricsText, type MetricsSource } from './exposition.js';
+export { OptInHeaderError, type OptInAction } from './opt-in-guard.js';
+export { ClientOptionsError, type ConfigInput } from './options.js';
+export type { WindowSignals } from './in-process-signals.js';
+export type { Fetch } from './fetch-args.js';
+export type { SignalValues } from '../windows/summarize.js';
+export type { Verdicts, Verdict } from '../server/landing/verdicts.js';
+export type { OptInDefect } from '../signals/opt-in.js';

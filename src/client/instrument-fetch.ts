@@ -1,0 +1,191 @@
+// instrumentFetch(fetch, options): a fetch for the Anthropic SDK's `fetch` option (or any client that takes
+// one). Before the call it checks the opt-in header (report, repair or reject); after it, it records the
+// call's latency, status and response headers as a gateway log line, to an in-process pipeline, a log file
+// `serve` follows, or a running exporter's ingest endpoint. Apart from a repaired opt-in header it passes
+// the call through untouched, and nothing it does on its own account makes the call fail.
+import { z } from 'zod';
+import { inputSchema, type Config } from '../config/schema.js';
+import type { OptInDefect } from '../signals/opt-in.js';
+import { CallRecorder } from './call-record.js';
+import { ClientMetrics, type Destination } from './client-metrics.js';
+import type { Family, MetricsSource } from './exposition.js';
+import { modelOf, routeOf, urlOf, withHeader, type Fetch, type FetchInput } from './fetch-args.js';
+import { InProcessSignals, type WindowSignals } from './in-process-signals.js';
+import { IngestSink } from './ingest-sink.js';
+import { LogFileSink } from './log-file-sink.js';
+import { OptInGuard, OptInHeaderError, type GuardVerdict } from './opt-in-guard.js';
+import { clientConfig, defaultWarn, durationOption, parseOptions, warnOption, type ConfigInput } from './options.js';
+import { warnOnce, type RecordSink } from './record-sink.js';
+
+const ingestOptions = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }),
+  bearerToken: z.string().min(1).optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  batchRecords: z.number().int().min(1).max(100_000).default(500),
+  flushInterval: durationOption.default(1_000),
+  maxPendingRecords: z.number().int().min(1).default(10_000),
+  maxAttempts: z.number().int().min(1).max(100).default(5),
+  timeout: durationOption.default(10_000),
+});
+
+const logFileOptions = z.strictObject({
+  logFile: z.string().min(1),
+  maxPendingRecords: z.number().int().min(1).default(10_000),
+});
+
+const instrumentOptions = z.strictObject({
+  optIn: z.enum(['report', 'repair', 'reject']).default('report'),
+  to: z.union([z.literal('in-process'), logFileOptions, z.strictObject({ ingest: ingestOptions })]).default('in-process'),
+  config: z.unknown().optional(),
+  cohort: z.string().min(1).optional(),
+  warn: warnOption.optional(),
+});
+
+export type IngestOptions = z.input<typeof ingestOptions>;
+
+export interface InstrumentOptions {
+  /**
+   * What to do with a malformed opt-in header (SPEC §2): `report` sends it as it is and counts it (the
+   * default), `repair` sends it with invisible characters removed and whitespace trimmed when that makes
+   * it exact (else reports it), `reject` sends nothing and rejects the call with an OptInHeaderError.
+   * Every case warns once per defect kind.
+   */
+  optIn?: 'report' | 'repair' | 'reject';
+  /**
+   * Where each call's line goes: `in-process` (the default; mount metricsHandler() to expose it), a log
+   * file in the default gateway format that `serve` follows, or batches to an exporter's /api/v1/ingest.
+   */
+  to?: 'in-process' | z.input<typeof logFileOptions> | { ingest: IngestOptions };
+  /** The exporter's config (the same keys as its YAML): header names, the opt-in value, window, thresholds, label limits. */
+  config?: ConfigInput;
+  /** The `cohort` label of every call (a canary deployment of the application, say); none by default. */
+  cohort?: string;
+  /** Where warnings go; default process.emitWarning (code ZERO_PLANE_CLIENT). */
+  warn?: (message: string) => void;
+}
+
+export interface InstrumentedFetch extends Fetch, MetricsSource {
+  /** In-process: the window's four signals and their verdicts now. Undefined for the other destinations. */
+  signals(): WindowSignals | undefined;
+  /** Resolves once every line recorded so far is written or sent (or given up on and counted). */
+  flush(): Promise<void>;
+  /** Flushes and stops timers; call it on shutdown so the last batch is not lost. */
+  close(): Promise<void>;
+}
+
+export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): InstrumentedFetch {
+  if (typeof fetch !== 'function') throw new TypeError('instrumentFetch: the first argument must be a fetch function (globalThis.fetch, or the one your HTTP client uses)');
+  const o = parseOptions('instrumentFetch', instrumentOptions, options);
+  const config = clientConfig('instrumentFetch', o.config as ConfigInput | undefined);
+  const warn = o.warn ?? defaultWarn;
+  const once = warnOnce(warn);
+  const destination: Destination = o.to === 'in-process' ? 'in-process' : 'logFile' in o.to ? 'log-file' : 'ingest';
+  const metrics = new ClientMetrics(o.optIn, destination);
+  const guard = new OptInGuard(config.headers.optIn, o.optIn);
+  const recorder = new CallRecorder(config.headers);
+  const sink = createSink(o.to, config, fetch, metrics, once);
+  const cohort = o.cohort;
+
+  const noteGuard = (verdict: GuardVerdict | OptInHeaderError): void => {
+    const defect: OptInDefect | undefined = verdict instanceof OptInHeaderError ? verdict.defect : verdict.optIn.defect;
+    const action = verdict instanceof OptInHeaderError ? 'rejected' : verdict.outcome;
+    if (defect === undefined || (action !== 'reported' && action !== 'repaired' && action !== 'rejected')) return;
+    metrics.guard.inc([action, defect]);
+    const what = action === 'rejected' ? 'calls with it are rejected, not sent' : action === 'repaired' ? 'it is repaired before sending' : 'calls with it are sent as they are, and fall back off Zero-Plane';
+    once(`${action}:${defect}`, `zero-plane client: the ${guard.headerName} request header is malformed (${defect}); ${what}. Counted in zero_plane_client_opt_in_guard_total.`);
+  };
+
+  const call = async (input: FetchInput, init?: RequestInit): Promise<Response> => {
+    let verdict: GuardVerdict | undefined;
+    let sendInit = init;
+    try {
+      const judged = guard.judge(input, init);
+      verdict = judged.verdict;
+      noteGuard(verdict);
+      if (judged.replacement !== undefined) sendInit = withHeader(input, init, guard.headerName, judged.replacement);
+    } catch (err) {
+      if (err instanceof OptInHeaderError) {
+        noteGuard(err);
+        throw err;
+      }
+      // A header fetch would refuse anyway, or a bug of ours: the call goes out exactly as given.
+      metrics.instrumentationErrors.inc(['guard']);
+      verdict = undefined;
+      sendInit = init;
+    }
+
+    const startedAtMs = Date.now();
+    const t0 = performance.now();
+    let response: Response;
+    try {
+      response = await (sendInit === undefined ? fetch(input) : fetch(input, sendInit));
+    } catch (err) {
+      const name = (err as { name?: unknown } | null)?.name;
+      metrics.failures.inc([name === 'AbortError' || name === 'TimeoutError' ? 'aborted' : 'error']);
+      throw err;
+    }
+    const latencyMs = performance.now() - t0;
+
+    let line: string | undefined;
+    try {
+      const url = urlOf(input);
+      line = recorder.line({
+        startedAtMs,
+        latencyMs,
+        status: response.status,
+        model: modelOf(sendInit),
+        route: routeOf(url),
+        cohort,
+        optIn: verdict?.sent,
+        responseHeaders: response.headers,
+      });
+    } catch {
+      metrics.instrumentationErrors.inc(['record']);
+    }
+    if (line !== undefined) {
+      try {
+        sink.write(line);
+      } catch {
+        metrics.instrumentationErrors.inc(['deliver']);
+      }
+    }
+    return response;
+  };
+
+  const instrumented: InstrumentedFetch = Object.assign(call, {
+    families: (): readonly Family[] => [...sink.families(), ...metrics.families()],
+    beforeScrape: (): void => sink.beforeScrape?.(),
+    signals: (): WindowSignals | undefined => (sink instanceof InProcessSignals ? sink.signals() : undefined),
+    flush: (): Promise<void> => sink.flush(),
+    close: (): Promise<void> => sink.close(),
+  });
+  return instrumented;
+}
+
+function createSink(
+  to: z.output<typeof instrumentOptions>['to'],
+  config: Config,
+  fetch: Fetch,
+  metrics: ClientMetrics,
+  warn: (key: string, message: string) => void,
+): RecordSink {
+  // The lines are always in the default format, whatever input preset the config names for its files.
+  if (to === 'in-process') return new InProcessSignals({ ...config, input: inputSchema.parse({}) }, metrics);
+  if ('logFile' in to) return new LogFileSink({ path: to.logFile, maxPendingRecords: to.maxPendingRecords }, metrics, warn);
+  const i = to.ingest;
+  return new IngestSink(
+    {
+      url: i.url,
+      bearerToken: i.bearerToken,
+      headers: i.headers,
+      batchRecords: i.batchRecords,
+      flushIntervalMs: i.flushInterval,
+      maxPendingRecords: i.maxPendingRecords,
+      maxAttempts: i.maxAttempts,
+      timeoutMs: i.timeout,
+    },
+    fetch,
+    metrics,
+    warn,
+  );
+}

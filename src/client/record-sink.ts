@@ -1,0 +1,34 @@
+// Where an instrumented call's line goes. Each destination counts what it delivered and what it lost in
+// zero_plane_client_records_total; write() returns at once (the call it records is not held up).
+import type { Destination } from './client-metrics.js';
+import type { Family } from './exposition.js';
+
+export interface RecordSink {
+  readonly destination: Destination;
+  /** Takes one line (no newline). May throw; the caller counts that and goes on. */
+  write(line: string): void;
+  /** Families the destination shows itself (the in-process pipeline's), beside the client's own. */
+  families(): readonly Family[];
+  beforeScrape?(): void;
+  /** Resolves once everything written so far is delivered, or given up on. */
+  flush(): Promise<void>;
+  /** Flushes, then stops timers. */
+  close(): Promise<void>;
+}
+
+/**
+ * Calls `warn` once per key: a destination that stays down must not write one warning per call. A warn
+ * callback that throws is ignored: a warning must never be what fails a call.
+ */
+export function warnOnce(warn: (message: string) => void): (key: string, message: string) => void {
+  const said = new Set<string>();
+  return (key, message) => {
+    if (said.has(key)) return;
+    said.add(key);
+    try {
+      warn(message);
+    } catch {
+      // the application's own warning sink failed; nothing more to do about it here
+    }
+  };
+}

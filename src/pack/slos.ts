@@ -1,0 +1,81 @@
+// The two service-level objectives the pack derives from `slos:` (SRE workbook, chapter "Alerting on
+// SLOs"): the hit rate (requests served by Zero-Plane) and the latency (Zero-Plane requests at or under
+// the ceiling). Each has an error budget over `slos.period` and multi-window burn-rate conditions.
+import type { Config } from '../config/schema.js';
+import { thresholds } from '../metrics/buckets.js';
+import type { SloId } from './conditions.js';
+
+export interface BurnPair {
+  tier: 'page' | 'ticket';
+  factor: number;
+  /** ms */
+  long: number;
+  short: number;
+}
+
+export interface Slo {
+  id: SloId;
+  /** The alert of this SLO's burn-rate pairs. */
+  alert: string;
+  /** "hit rate", "latency": in alert text. */
+  title: string;
+  objective: number;
+  /** 1 − objective, rounded to 12 digits so 1 − 0.994 prints as 0.006. */
+  budget: number;
+  /** What one bad event is, in words. */
+  bad: string;
+  /** What the events are, in words. */
+  events: string;
+}
+
+export const SLO_ALERTS = { 'hit-rate': 'ZeroPlaneHitRateBudgetBurn', latency: 'ZeroPlaneLatencyBudgetBurn' } as const satisfies Record<SloId, string>;
+
+const round12 = (x: number) => Number(x.toPrecision(12));
+
+export function slos(config: Config): Slo[] {
+  const t = thresholds(config.signals);
+  return [
+    {
+      id: 'hit-rate',
+      alert: SLO_ALERTS['hit-rate'],
+      title: 'hit rate',
+      objective: config.slos.hitRate.objective,
+      budget: round12(1 - config.slos.hitRate.objective),
+      bad: 'requests not served by Zero-Plane',
+      events: 'requests',
+    },
+    {
+      id: 'latency',
+      alert: SLO_ALERTS.latency,
+      title: 'latency',
+      objective: config.slos.latency.objective,
+      budget: round12(1 - config.slos.latency.objective),
+      bad: `Zero-Plane requests slower than the ${t.ceiling} s ceiling`,
+      events: 'Zero-Plane requests',
+    },
+  ];
+}
+
+/** Every burn-rate pair, page tier first, in the config's order. */
+export function burnPairs(config: Config): BurnPair[] {
+  return (['page', 'ticket'] as const).flatMap((tier) => config.slos[tier].map((w) => ({ tier, ...w })));
+}
+
+/** The windows the error ratios are recorded over: every pair's short and long window, shortest first. */
+export function sloWindows(config: Config): number[] {
+  return [...new Set(burnPairs(config).flatMap((p) => [p.short, p.long]))].sort((a, b) => a - b);
+}
+
+/** How long the whole budget lasts at `factor` times the sustainable rate: the period / factor, in words. */
+export function exhaustion(config: Config, factor: number): string {
+  const ms = config.slos.period / factor;
+  const units: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]];
+  const parts: string[] = [];
+  let rest = Math.round(ms / 60_000) * 60_000;
+  for (const [unit, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0 || (unit === 'm' && parts.length === 0)) parts.push(`${n}${unit}`);
+    rest -= n * size;
+  }
+  return parts.slice(0, 2).join(' ');
+}
