@@ -2,7 +2,7 @@
 // per-line work is JSON.parse plus a handful of property reads — or, from bytes, a scan that reads only
 // those fields (scan-record.ts) and hands the same values to the same conversions.
 import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
-import { RecordScanner, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
+import { copyOf, packed, RecordScanner, sameBytes, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type PackedBytes, type ScanLayout } from './scan-record.js';
 
 export const PARSE_ERROR_REASONS = [
   'invalid_json',
@@ -82,8 +82,8 @@ export interface RecordParserOptions {
 type HeaderReader = (obj: JsonObject) => Record<string, string> | undefined;
 /** The minute of the last canonical timestamp seen ("2026-11-29T12:00:" in zone "+08:00"), and its epoch ms. */
 interface MinuteCache {
-  prefix: string;
-  zone: string;
+  prefix: PackedBytes;
+  zone: PackedBytes;
   ms: number;
 }
 
@@ -105,9 +105,10 @@ export class RecordParser {
   /** Whether a parsed line carries a wanted header on each side (format detection only). */
   private readonly responseCarried: (obj: JsonObject) => boolean;
   private readonly requestCarried: (obj: JsonObject) => boolean;
-  private minute: MinuteCache = { prefix: '', zone: '', ms: 0 };
+  private minute: MinuteCache = { prefix: packed(new Uint8Array(0)), zone: packed(new Uint8Array(0)), ms: 0 };
   /** A string timestamp's characters as bytes, so both paths read timestamps with one function. */
   private readonly timeScratch = new Uint8Array(CANONICAL_MAX_LENGTH);
+  private readonly timeScratchView = new DataView(this.timeScratch.buffer);
   /** The byte-level reader, when the mapping is one it can read exactly (plain top-level keys). */
   private readonly scanner: ScannedFields | undefined;
 
@@ -321,7 +322,7 @@ export class RecordParser {
       const s = sc.from[k] as number;
       const len = (sc.to[k] as number) - s;
       if (len > this.absentMaxLength) {
-        const ms = this.canonicalMs(buf, s, len);
+        const ms = this.canonicalMs(buf, sc.view, s, len);
         if (ms !== undefined) return ms;
         const n = sc.decimal(k);
         if (n === n) return n > 0 ? epochMs(n) : null;
@@ -356,7 +357,7 @@ export class RecordParser {
       if (c > 0x7f) return undefined;
       scratch[i] = c;
     }
-    return this.canonicalMs(scratch, 0, len);
+    return this.canonicalMs(scratch, this.timeScratchView, 0, len);
   }
 
   /**
@@ -366,7 +367,7 @@ export class RecordParser {
    * fraction are new, and Date.parse keeps a fraction's first three digits, so they are added to it.
    * undefined: not that form, or a minute that is not cached and cannot be, so the slow path decides.
    */
-  private canonicalMs(a: Uint8Array, s: number, len: number): number | undefined {
+  private canonicalMs(a: Uint8Array, view: DataView<ArrayBufferLike>, s: number, len: number): number | undefined {
     if (len < CANONICAL_MIN_LENGTH || len > CANONICAL_MAX_LENGTH) return undefined;
     const s1 = (a[s + 17] as number) - 0x30;
     const s2 = (a[s + 18] as number) - 0x30;
@@ -388,20 +389,22 @@ export class RecordParser {
     const zoneLength = end - i;
     if (zoneLength !== 1 && zoneLength !== 6) return undefined;
     const c = this.minute;
-    if (!sameText(a, s, MINUTE_PREFIX_LENGTH, c.prefix) || !sameText(a, i, zoneLength, c.zone)) {
-      if (!this.cacheMinute(Buffer.from(a.buffer, a.byteOffset + s, MINUTE_PREFIX_LENGTH).toString('latin1'), Buffer.from(a.buffer, a.byteOffset + i, zoneLength).toString('latin1'))) return undefined;
+    if (c.zone.bytes.length !== zoneLength || !sameBytes(a, view, s, c.prefix) || !sameBytes(a, view, i, c.zone)) {
+      if (!this.cacheMinute(copyOf(a, s, s + MINUTE_PREFIX_LENGTH), copyOf(a, i, end))) return undefined;
     }
     return this.minute.ms + (s1 * 10 + s2) * 1000 + ms;
   }
 
   /** Caches a minute and zone, read the slow way; false when it is not one the fast path may add seconds to. */
-  private cacheMinute(prefix: string, zone: string): boolean {
+  private cacheMinute(prefixBytes: Uint8Array, zoneBytes: Uint8Array): boolean {
+    const prefix = Buffer.from(prefixBytes).toString('latin1');
+    const zone = Buffer.from(zoneBytes).toString('latin1');
     // Only a plain minute (hour 00–23, a T) in a plain zone: Date.parse reads "T24:00:00" but not "T24:00:30".
     const hour = Number(prefix.slice(11, 13));
     if (!(hour <= 23) || prefix.charCodeAt(10) !== 0x54 /* T */ || !ZONE.test(zone)) return false;
     const at = this.slowTimeMs(`${prefix}00${zone}`);
     if (typeof at !== 'number') return false;
-    this.minute = { prefix, zone, ms: at };
+    this.minute = { prefix: packed(prefixBytes), zone: packed(zoneBytes), ms: at };
     return true;
   }
 
@@ -589,13 +592,6 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
     if (s.group !== undefined) s.slots = s.names.map((_, i) => (scanner.headerBase[s.group as number] as number) + i);
   }
   return { scanner, time, latency, status, model, route, cohort, response, request };
-}
-
-/** Whether a[s, s + len) holds exactly the characters of `text` (ASCII). */
-function sameText(a: Uint8Array, s: number, len: number, text: string): boolean {
-  if (text.length !== len) return false;
-  for (let j = 0; j < len; j++) if (a[s + j] !== text.charCodeAt(j)) return false;
-  return true;
 }
 
 function epochMs(n: number): number {

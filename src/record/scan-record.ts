@@ -71,8 +71,15 @@ const UTF8 = 1;
 /** An escape: JSON.parse of the string token alone. */
 const ESCAPED = 2;
 
-interface KeyEntry {
+/** Bytes to compare four at a time: their whole little-endian 32-bit words, and the last four bytes as one. */
+export interface PackedBytes {
   bytes: Uint8Array;
+  words: Int32Array;
+  /** The word of the last four bytes (overlapping the whole ones), when there are at least four. */
+  last: number;
+}
+
+interface KeyEntry extends PackedBytes {
   code: number;
 }
 
@@ -91,7 +98,8 @@ class KeyReader {
   private readonly folded: KeyTable = [];
   private readonly learnt: KeyTable = [];
   private learntCount = 0;
-  private readonly predicted: (KeyEntry | undefined)[] = [];
+  /** Per key position: the key that position held in the last line (members() tries it first, inline). */
+  readonly predicted: (KeyEntry | undefined)[] = [];
   /** Index after the closing quote of the key last read. */
   after = 0;
 
@@ -108,29 +116,19 @@ class KeyReader {
     return this.folded.length > 0;
   }
 
-  /** The code of the key whose opening quote is at i, the n-th key of its object: a member code, BAD_KEY or KEY_FAIL. */
-  read(buf: Uint8Array, i: number, end: number, n: number): number {
+  /**
+   * The code of the key whose opening quote is at i, the n-th key of its object, when it is not the one
+   * predicted: a member code, BAD_KEY or KEY_FAIL.
+   */
+  read(buf: Uint8Array, v: DataView, i: number, end: number, n: number): number {
     const s = i + 1;
-    const p = this.predicted[n];
-    if (p !== undefined) {
-      const bytes = p.bytes;
-      const len = bytes.length;
-      if (s + len < end && buf[s + len] === QUOTE) {
-        let j = 0;
-        while (j < len && buf[s + j] === bytes[j]) j++;
-        if (j === len) {
-          this.after = s + len + 1;
-          return p.code;
-        }
-      }
-    }
-    const keyEnd = plainStringEnd(buf, s, end);
+    const keyEnd = plainStringEnd(buf, v, s, end);
     if (keyEnd === FAIL) return KEY_FAIL;
     if (buf[keyEnd] !== QUOTE) {
       // An escaped key may spell a kept one: only JSON.parse can tell. A non-ASCII one never equals an
       // ASCII key, unless names are matched in any case (the Kelvin sign lower-cases to "k").
       if (buf[keyEnd] === BACKSLASH || this.folds) return BAD_KEY;
-      this.after = skipStringFrom(buf, keyEnd, end);
+      this.after = skipStringFrom(buf, v, keyEnd, end);
       if (this.after === FAIL) return KEY_FAIL;
       if (n < PREDICTED_KEYS) this.predicted[n] = undefined;
       return NOT_KEPT;
@@ -140,7 +138,7 @@ class KeyReader {
     if (entry === undefined) {
       const code = (find(this.exact, buf, s, keyEnd, false) ?? find(this.folded, buf, s, keyEnd, true))?.code ?? NOT_KEPT;
       if (this.learntCount >= LEARNT_KEYS) return code;
-      entry = { bytes: copyOf(buf, s, keyEnd), code };
+      entry = { ...packed(copyOf(buf, s, keyEnd)), code };
       (this.learnt[keyEnd - s] ??= []).push(entry);
       this.learntCount++;
     }
@@ -149,14 +147,37 @@ class KeyReader {
   }
 }
 
-/** A copy of buf[s, e): the line's buffer is reused for the next ones. */
-function copyOf(buf: Uint8Array, s: number, e: number): Uint8Array {
+/** A copy of buf[s, e) (never a view, as Buffer's own slice() is): the line's buffer is reused for the next ones. */
+export function copyOf(buf: Uint8Array, s: number, e: number): Uint8Array {
   return Uint8Array.prototype.slice.call(buf, s, e);
 }
 
+/** Bytes packed for sameBytes(). */
+export function packed(bytes: Uint8Array): PackedBytes {
+  const words = new Int32Array(bytes.length >> 2);
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let w = 0; w < words.length; w++) words[w] = v.getInt32(w * 4, true);
+  return { bytes, words, last: bytes.length >= 4 ? v.getInt32(bytes.length - 4, true) : 0 };
+}
+
+/**
+ * Whether buf[s, s + p.bytes.length) holds p's bytes (v: a view of buf): four at a time, then the last four
+ * as one word, which overlaps the others, so no byte loop is left unless there are fewer than four.
+ */
+export function sameBytes(buf: Uint8Array, v: DataView, s: number, p: PackedBytes): boolean {
+  const words = p.words;
+  const len = p.bytes.length;
+  if (len < 4) {
+    const bytes = p.bytes;
+    for (let j = 0; j < len; j++) if (buf[s + j] !== bytes[j]) return false;
+    return true;
+  }
+  for (let w = 0; w < words.length; w++) if (v.getInt32(s + w * 4, true) !== words[w]) return false;
+  return (len & 3) === 0 || v.getInt32(s + len - 4, true) === p.last;
+}
+
 function add(table: KeyTable, key: string, code: number): void {
-  const bytes = Buffer.from(key, 'latin1');
-  (table[bytes.length] ??= []).push({ bytes, code });
+  (table[key.length] ??= []).push({ ...packed(Buffer.from(key, 'latin1')), code });
 }
 
 /** An object on the layout's paths: the top level, or a member of one. */
@@ -280,9 +301,8 @@ export const TEXT: unique symbol = Symbol('text');
 /** Strings kept per value for reuse: labels and header values repeat, and making a string costs ~130 ns. */
 const RECENT_TEXTS = 8;
 
-/** A recent non-ASCII or escaped string, with the bytes it was made from. */
-interface RawText {
-  bytes: Uint8Array;
+/** A recent kept string, with the bytes it was made from (plain ASCII, UTF-8, or with escapes). */
+interface RecentText extends PackedBytes {
   text: string;
 }
 
@@ -304,12 +324,15 @@ export class RecordScanner {
   private readonly nodes: readonly ScanNode[];
   private readonly headerName: readonly boolean[];
   private readonly lists: readonly boolean[];
-  private readonly recent: string[][];
+  private readonly recent: RecentText[][];
+  /** Per value: where the next new string goes in its ring, and the one text() gave last (tried first). */
   private readonly recentNext: Int32Array;
-  private readonly recentRaw: RawText[][];
-  private readonly recentRawNext: Int32Array;
+  private readonly recentLast: Int32Array;
   /** The line being read; only valid until the next scan. */
   private buf: Buffer = Buffer.alloc(0);
+  /** A view of the buffer the line is in, for reading four bytes at a time (made once per buffer). */
+  view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+  private viewOf: Uint8Array | undefined;
   /** Value of the last number parsed. */
   private number = 0;
   /** Whether the last string whose end was found held an escape. */
@@ -331,14 +354,17 @@ export class RecordScanner {
     this.kinds = new Uint8Array(n);
     this.recent = Array.from({ length: n }, () => []);
     this.recentNext = new Int32Array(n);
-    this.recentRaw = Array.from({ length: n }, () => []);
-    this.recentRawNext = new Int32Array(n);
+    this.recentLast = new Int32Array(n);
     this.objectSeen = layout.headerObjects.map(() => false);
   }
 
   /** Reads buf[start, end): SCAN_READ when every kept value was read exactly, else what the line is. */
   scan(buf: Buffer, start: number, end: number): ScanOutcome {
     this.buf = buf;
+    if (buf !== this.viewOf) {
+      this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+      this.viewOf = buf;
+    }
     this.declined = false;
     const values = this.values;
     for (let k = 0; k < values.length; k++) values[k] = undefined;
@@ -357,22 +383,29 @@ export class RecordScanner {
 
   /** The string of TEXT value k of the last line, reusing a recent one with the same bytes. */
   text(k: number): string {
-    if (this.kinds[k] !== PLAIN) return this.rawText(k);
     const buf = this.buf;
     const s = this.from[k] as number;
-    const len = (this.to[k] as number) - s;
-    const recent = this.recent[k] as string[];
+    const e = this.to[k] as number;
+    const len = e - s;
+    const recent = this.recent[k] as RecentText[];
+    const last = this.recentLast[k] as number;
+    // The one given last first: most values repeat the line before's.
     for (let r = 0; r < recent.length; r++) {
-      const t = recent[r] as string;
-      if (t.length !== len) continue;
-      let j = 0;
-      while (j < len && t.charCodeAt(j) === buf[s + j]) j++;
-      if (j === len) return t;
+      const at = r === 0 ? last : r === last ? 0 : r;
+      const t = recent[at] as RecentText;
+      if (t.bytes.length === len && sameBytes(buf, this.view, s, t)) {
+        this.recentLast[k] = at;
+        return t.text;
+      }
     }
-    const made = buf.toString('latin1', s, s + len);
+    // Decoding the string alone equals decoding the line: it is bounded by ASCII quotes, and an ASCII byte
+    // ends any incomplete UTF-8 sequence before it the same way in both.
+    const kind = this.kinds[k];
+    const made = kind === PLAIN ? buf.toString('latin1', s, e) : kind === UTF8 ? buf.toString('utf8', s, e) : (JSON.parse(buf.toString('utf8', s - 1, e + 1)) as string);
     const at = this.recentNext[k] as number;
-    recent[at] = made;
+    recent[at] = { ...packed(copyOf(buf, s, e)), text: made };
     this.recentNext[k] = (at + 1) % RECENT_TEXTS;
+    this.recentLast[k] = at;
     return made;
   }
 
@@ -424,30 +457,6 @@ export class RecordScanner {
     return n;
   }
 
-  /** A non-ASCII or escaped string: from its bytes (decoded alone) or a recent one with the same bytes. */
-  private rawText(k: number): string {
-    const buf = this.buf;
-    const s = this.from[k] as number;
-    const e = this.to[k] as number;
-    const len = e - s;
-    const recent = this.recentRaw[k] as RawText[];
-    for (let r = 0; r < recent.length; r++) {
-      const t = recent[r] as RawText;
-      const bytes = t.bytes;
-      if (bytes.length !== len) continue;
-      let j = 0;
-      while (j < len && bytes[j] === buf[s + j]) j++;
-      if (j === len) return t.text;
-    }
-    // Decoding the string alone equals decoding the line: it is bounded by ASCII quotes, and an ASCII byte
-    // ends any incomplete UTF-8 sequence before it the same way in both.
-    const made = this.kinds[k] === UTF8 ? buf.toString('utf8', s, e) : (JSON.parse(buf.toString('utf8', s - 1, e + 1)) as string);
-    const at = this.recentRawNext[k] as number;
-    recent[at] = { bytes: copyOf(buf, s, e), text: made };
-    this.recentRawNext[k] = (at + 1) % RECENT_TEXTS;
-    return made;
-  }
-
   /** Marks the scan as declined; returns FAIL to unwind. */
   private decline(): number {
     this.declined = true;
@@ -459,11 +468,22 @@ export class RecordScanner {
     i = ws(buf, i, end);
     if (i < end && buf[i] === RBRACE) return i + 1;
     const keys = (this.nodes[node] as ScanNode).keys;
+    const predicted = keys.predicted;
+    const v = this.view;
     for (let n = 0; ; n++) {
       if (i >= end || buf[i] !== QUOTE) return FAIL;
-      const code = keys.read(buf, i, end, n);
-      if (code <= KEY_FAIL) return code === BAD_KEY ? this.decline() : FAIL;
-      i = ws(buf, keys.after, end);
+      // The key this position held in the last line, as one compare up to its closing quote.
+      const p = predicted[n];
+      let code: number;
+      if (p !== undefined && i + 1 + p.bytes.length < end && buf[i + 1 + p.bytes.length] === QUOTE && sameBytes(buf, v, i + 1, p)) {
+        code = p.code;
+        i += p.bytes.length + 2;
+      } else {
+        code = keys.read(buf, v, i, end, n);
+        if (code <= KEY_FAIL) return code === BAD_KEY ? this.decline() : FAIL;
+        i = keys.after;
+      }
+      i = ws(buf, i, end);
       if (i >= end || buf[i] !== COLON) return FAIL;
       i = ws(buf, i + 1, end);
       if (code >= 0) i = this.kept(buf, i, end, code, depth);
@@ -506,7 +526,7 @@ export class RecordScanner {
     const b = buf[i];
     if (b === QUOTE) {
       const s = i + 1;
-      let close = plainStringEnd(buf, s, end);
+      let close = plainStringEnd(buf, this.view, s, end);
       if (close === FAIL) return FAIL;
       let kind = PLAIN;
       if (buf[close] !== QUOTE) {
@@ -559,7 +579,7 @@ export class RecordScanner {
   private skip(buf: Buffer, i: number, end: number, depth: number): number {
     if (i >= end) return FAIL;
     const b = buf[i] as number;
-    if (b === QUOTE) return skipStringFrom(buf, i + 1, end);
+    if (b === QUOTE) return skipStringFrom(buf, this.view, i + 1, end);
     if (b === LBRACE || b === LBRACKET) {
       if (depth > MAX_DEPTH) return this.decline();
       const isObject = b === LBRACE;
@@ -569,7 +589,7 @@ export class RecordScanner {
       for (;;) {
         if (isObject) {
           if (i >= end || buf[i] !== QUOTE) return FAIL;
-          i = skipStringFrom(buf, i + 1, end);
+          i = skipStringFrom(buf, this.view, i + 1, end);
           if (i === FAIL) return FAIL;
           i = ws(buf, i, end);
           if (i >= end || buf[i] !== COLON) return FAIL;
@@ -700,14 +720,32 @@ function ws(buf: Uint8Array, i: number, end: number): number {
  * From just inside a string's opening quote: the index of its closing quote, or of the first byte that is
  * not plain printable ASCII (a backslash, or ≥ 0x80), or FAIL at a control byte or the end of the line.
  */
-function plainStringEnd(buf: Uint8Array, i: number, end: number): number {
+function plainStringEnd(buf: Uint8Array, v: DataView, i: number, end: number): number {
+  // Four bytes at a time while none of them ends the run (this loop reads most of every line).
+  while (i + 4 <= end) {
+    const w = v.getInt32(i, true);
+    if ((stops(w) | (w & HIGH)) !== 0) break;
+    i += 4;
+  }
   while (i < end) {
     const b = buf[i] as number;
-    // One table load per byte: this loop reads most of every line.
     if (STRING_STOP[b] !== 0) return b < 0x20 ? FAIL : i;
     i++;
   }
   return FAIL;
+}
+
+/** The high bit of each byte of a word. */
+const HIGH = 0x80808080 | 0;
+
+/**
+ * Non-zero when a word (four bytes, any order) holds a quote, a backslash or a control byte: the classic
+ * has-zero-byte and has-less-than tests, exact as a whole (a borrow only flags bytes above a true one).
+ */
+function stops(w: number): number {
+  const q = w ^ 0x22222222;
+  const b = w ^ 0x5c5c5c5c;
+  return (((w - 0x20202020) & ~w) | ((q - 0x01010101) & ~q) | ((b - 0x01010101) & ~b)) & HIGH;
 }
 
 /** Bytes that end a plain ASCII run inside a string: controls, the quote, the backslash, and ≥ 0x80. */
@@ -729,8 +767,10 @@ function escapeEnd(buf: Uint8Array, i: number, end: number): number {
  * Skips the rest of a string that is not kept, from any byte inside it; returns the index after its closing
  * quote. Bytes ≥ 0x80 pass as they are: decoding never turns them into a quote or a backslash.
  */
-function skipStringFrom(buf: Uint8Array, i: number, end: number): number {
-  while (i < end) {
+function skipStringFrom(buf: Uint8Array, v: DataView, i: number, end: number): number {
+  for (;;) {
+    while (i + 4 <= end && stops(v.getInt32(i, true)) === 0) i += 4;
+    if (i >= end) return FAIL;
     const b = buf[i] as number;
     if (STRING_STOP[b] === 0 || b >= 0x80) {
       i++;
@@ -741,7 +781,6 @@ function skipStringFrom(buf: Uint8Array, i: number, end: number): number {
     i = escapeEnd(buf, i, end);
     if (i === FAIL) return FAIL;
   }
-  return FAIL;
 }
 
 function isHex(b: number): boolean {
