@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_START_MS, lineAt, rng } from './generate-log.mjs';
 
 /** Bumped whenever any shape's bytes change, so cached files under .tmp/bench-data are regenerated. */
-export const SHAPES_VERSION = 1;
+export const SHAPES_VERSION = 2;
 
 const MODELS = ['claude-sonnet-4', 'claude-haiku-4', 'claude-opus-4'];
 const ROUTES = ['/v1/messages', '/v1/messages', '/v1/messages', '/v1/complete'];
@@ -212,8 +212,8 @@ function garbageLine(i, r) {
       return GARBAGE_TEXT[i % GARBAGE_TEXT.length];
     case 2: // truncated JSON (a writer killed mid-line, a line cut by a size limit)
       return record.slice(0, 20 + (i % (record.length - 21)));
-    case 3: // binary junk, invalid UTF-8 included (no newline bytes)
-      return Buffer.from(Array.from({ length: 40 + (i % 60) }, (_, k) => ((i * 31 + k * 97) % 254) + 1).map((b) => (b === 0x0a ? 0x0b : b)));
+    case 3: // binary junk, invalid UTF-8 included (no \n or \r: readline would cut a line at either)
+      return Buffer.from(Array.from({ length: 40 + (i % 60) }, (_, k) => ((i * 31 + k * 97) % 254) + 1).map((b) => (b === 0x0a || b === 0x0d ? b + 1 : b)));
     case 4: // JSON, but not an object
       return i % 2 ? `[${record}]` : `"${r.id}"`;
     case 5: // an object without a latency (a health check, another app's log line)
@@ -387,8 +387,8 @@ export function lineBytes(line) {
   return typeof line === 'string' ? Buffer.from(`${line}\n`, 'utf8') : Buffer.concat([line, Buffer.from('\n')]);
 }
 
-/** Writes `lines` lines of `shape` to `out` in 4 MiB batches; returns the number of bytes written. */
-export function writeShape(out, shape, lines) {
+/** Writes lines [from, from + lines) of `shape` to `out` in 4 MiB batches; returns the number of bytes written. */
+export function writeShape(out, shape, lines, from = 0) {
   const at = SHAPES[shape]?.lineAt;
   if (at === undefined) throw new Error(`unknown shape ${shape} (one of ${Object.keys(SHAPES).join(', ')})`);
   const fd = openSync(out, 'w');
@@ -397,7 +397,7 @@ export function writeShape(out, shape, lines) {
     let batch = [];
     let batchLen = 0;
     for (let i = 0; i < lines; i++) {
-      const line = lineBytes(at(i));
+      const line = lineBytes(at(from + i));
       batch.push(line);
       batchLen += line.length;
       if (batchLen >= 4 << 20 || i === lines - 1) {

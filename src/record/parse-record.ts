@@ -47,9 +47,12 @@ const CANONICAL_MAX_LENGTH = 35;
 const MAX_FRACTION_DIGITS = 9;
 /** A zone the minute cache keys on: Z or ±HH:MM (validated by Date.parse when its minute is cached). */
 const ZONE = /^(?:Z|[+-]\d{2}:\d{2})$/;
-/** What parseBytes says without a record, shared: no allocation for a line that is not one. */
-const INVALID_JSON: ParseResult = Object.freeze({ ok: false, reason: 'invalid_json' });
-const NOT_OBJECT: ParseResult = Object.freeze({ ok: false, reason: 'not_object' });
+/**
+ * What parseBytes says without a record, shared: no allocation for a line that is not one. Not frozen: a
+ * frozen object has a map of its own, and the pipeline's per-line code would then see one more shape.
+ */
+const INVALID_JSON: ParseResult = { ok: false, reason: 'invalid_json' };
+const NOT_OBJECT: ParseResult = { ok: false, reason: 'not_object' };
 /** Epoch numbers below this are seconds, above are milliseconds (1e11 s is the year 5138; 1e11 ms is 1973). */
 const EPOCH_MS_THRESHOLD = 1e11;
 
