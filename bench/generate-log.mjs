@@ -16,7 +16,7 @@ export const GENERATOR_VERSION = 1;
 export const DEFAULT_START_MS = Date.UTC(2026, 10, 1, 0, 0, 0);
 
 /** mulberry32 seeded per line, so line i does not depend on the lines before it (writers can start anywhere). */
-function rng(seed) {
+export function rng(seed) {
   let s = seed | 0;
   return () => {
     s = (s + 0x6d2b79f5) | 0;

@@ -1,10 +1,12 @@
 // Live mode for bench/run.mjs: `serve` following a file (start-at end) while bench/live-writer.mjs appends
 // at a fixed rate. Everything is read from the outside, the way Prometheus would: lines read come from
-// zero_plane_exporter_lines_total on /metrics, CPU from /proc. Every step is bounded in time.
+// zero_plane_exporter_lines_total on /metrics, CPU and RSS from /proc. Every step is bounded in time.
 //
 //  1. sustained rate: the highest rate of a ladder the exporter keeps up with, with no lag growth
-//  2. visibility latency: time from an append to the scrape that first counts it, at 50 000 lines/s
-//  3. /metrics render time with ~5 000 series exposed
+//  2. memory: RSS of `serve` at 100 000 lines/s for 30 s
+//  3. 200 000 lines/s for 60 s, 5 runs: kept up in each, and the time from an append to the scrape that
+//     first counts it (scrapes every 50 ms)
+//  4. /metrics render time with ~5 000 and ~50 000 series exposed
 import { fork, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,10 +14,16 @@ import { writeLog } from './generate-log.mjs';
 
 const RATES = [25_000, 50_000, 100_000, 150_000, 200_000, 250_000, 300_000, 400_000];
 const STEP_SECONDS = 8;
-const LATENCY_RATE = 50_000;
-const LATENCY_SECONDS = 10;
-const RENDER_LABELS = 5; // models; × 5 routes × 4 cohorts (see generate-log.mjs --labels): ~5 300 series exposed
-const RENDER_LINES = 100_000;
+const MEMORY_RATE = 100_000;
+const MEMORY_SECONDS = 30;
+const SUSTAINED_RATE = 200_000;
+const SUSTAINED_SECONDS = 60;
+const SUSTAINED_RUNS = 5;
+/** Models per render log; × 5 routes × 4 cohorts label sets (generate-log.mjs --labels): ~5 300 and ~50 000 series. */
+const RENDER_SIZES = [
+  { labels: 5, lines: 100_000 },
+  { labels: 47, lines: 400_000 },
+];
 const RENDER_SCRAPES = 60;
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
@@ -77,10 +85,10 @@ async function linesRead(url) {
 }
 
 /** Runs the writer at `rate` for `seconds` against a fresh file that `serve` follows; samples lag every `pollMs`. */
-async function followRun({ root, cli, dataDir }, rate, seconds, pollMs) {
+async function followRun({ root, cli, dataDir, serveArgs = [] }, rate, seconds, pollMs) {
   const file = join(dataDir, `live-${rate}.ndjson`);
   writeFileSync(file, '');
-  const serve = await startServe(cli, root, ['--tail.start-at=end', '--log.level=info', file]);
+  const serve = await startServe(cli, root, ['--tail.start-at=end', '--log.level=info', ...serveArgs, file]);
   try {
     await sleep(500); // first poll of the file done: start-at=end has taken its offset
     const cpu0 = cpuSeconds(serve.child.pid);
@@ -165,11 +173,11 @@ async function sustained(ctx) {
   return steps;
 }
 
-async function latency(ctx) {
-  ctx.log(`  live: visibility latency at ${fmt(LATENCY_RATE)} lines/s for ${LATENCY_SECONDS} s, scraping every 50 ms …`);
-  const run = await followRun(ctx, LATENCY_RATE, LATENCY_SECONDS, 50);
-  // For every append (mark), the first scrape that answered with at least that many lines, and was asked
-  // after the append: its answer time minus the append time. Resolution ≈ the 50 ms scrape interval.
+/**
+ * For every append (mark), the first scrape that answered with at least that many lines and was asked after
+ * the append: its answer time minus the append time (ms). Resolution ≈ the scrape interval.
+ */
+function visibility(run) {
   const lat = [];
   let j = 0;
   for (const m of run.marks) {
@@ -177,18 +185,66 @@ async function latency(ctx) {
     if (j >= run.samples.length) break;
     lat.push(run.samples[j].answered - m.t);
   }
-  return { rate: LATENCY_RATE, appends: run.marks.length, measured: lat.length, p50Ms: median(lat), p99Ms: quantile(lat, 0.99), maxMs: Math.max(...lat) };
+  return lat;
 }
 
-async function render(ctx) {
-  const file = join(ctx.dataDir, 'render-series.ndjson');
-  writeLog(file, RENDER_LINES, { labels: RENDER_LABELS, startMs: Date.now() - 60_000 });
-  const serve = await startServe(ctx.cli, ctx.root, ['--tail.start-at=start', '--log.level=info', file]);
+/** Whether a run kept up: the writer held its rate, lag did not grow by 5 % of the rate per second, all read ≤ 1 s after the last append. */
+function keptUp(run) {
+  const writeSeconds = run.done?.seconds ?? NaN;
+  const achieved = run.done ? run.done.written / writeSeconds : 0;
+  const catchUp = run.caughtUp === undefined ? Infinity : (run.caughtUp - run.marks[run.marks.length - 1].t) / 1000;
+  const growth = lagGrowth(run);
+  return { ok: achieved >= run.rate * 0.97 && growth <= run.rate * 0.05 && catchUp <= 1, achieved, catchUp, growth, writeSeconds };
+}
+
+/** `serve` at MEMORY_RATE for MEMORY_SECONDS: its RSS (and whether it kept up). */
+async function memory(ctx) {
+  ctx.log(`  live: RSS at ${fmt(MEMORY_RATE)} lines/s for ${MEMORY_SECONDS} s …`);
+  const run = await followRun(ctx, MEMORY_RATE, MEMORY_SECONDS, 250);
+  const k = keptUp(run);
+  const rss = run.samples.map((x) => x.rss);
+  return { rate: MEMORY_RATE, seconds: MEMORY_SECONDS, maxRssMiB: Math.max(...rss), medianRssMiB: median(rss), keptUp: k.ok, cpuCores: run.cpu / (k.writeSeconds + Math.max(0, Math.min(k.catchUp, 10))) };
+}
+
+/** SUSTAINED_RUNS runs at SUSTAINED_RATE for SUSTAINED_SECONDS, scraping every 50 ms: kept up, and append → visible. */
+async function sustainedRuns(ctx) {
+  const runs = [];
+  for (let r = 0; r < SUSTAINED_RUNS; r++) {
+    ctx.log(`  live: ${fmt(SUSTAINED_RATE)} lines/s for ${SUSTAINED_SECONDS} s, run ${r + 1}/${SUSTAINED_RUNS}, scraping every 50 ms …`);
+    const run = await followRun(ctx, SUSTAINED_RATE, SUSTAINED_SECONDS, 50);
+    const k = keptUp(run);
+    const lat = visibility(run);
+    const one = {
+      ok: k.ok,
+      lagGrowthLinesPerSec: k.growth,
+      catchUpSeconds: k.catchUp,
+      appends: run.marks.length,
+      measured: lat.length,
+      p50Ms: median(lat),
+      p99Ms: quantile(lat, 0.99),
+      maxMs: Math.max(...lat),
+      maxRssMiB: Math.max(...run.samples.map((x) => x.rss)),
+      cpuCores: run.cpu / (k.writeSeconds + Math.max(0, Math.min(k.catchUp, 10))),
+    };
+    ctx.log(`    ${one.ok ? 'kept up' : 'fell behind'}; append → visible p50 ${fmt(one.p50Ms)} ms, p99 ${fmt(one.p99Ms)} ms; ${fmt(one.cpuCores, 2)} cores, ${fmt(one.maxRssMiB, 1)} MiB`);
+    runs.push(one);
+  }
+  return runs;
+}
+
+/** /metrics render time with the series of a log spread over `labels` models × 5 routes × 4 cohorts. */
+async function render(ctx, { labels, lines }) {
+  const file = join(ctx.dataDir, `render-${labels}.ndjson`);
+  const config = join(ctx.dataDir, `render-${labels}.yml`);
+  writeLog(file, lines, { labels, startMs: Date.now() - 60_000 });
+  // Room for every label set: the default bounds (1 000 per family) would fold most into __other__.
+  writeFileSync(config, 'metrics:\n  labelValueLimit: 100\n  maxSeriesPerFamily: 20000\n');
+  const serve = await startServe(ctx.cli, ctx.root, ['--tail.start-at=start', '--log.level=info', `--config.file=${config}`, file]);
   try {
-    ctx.log(`  live: /metrics render time, ${RENDER_SCRAPES} scrapes …`);
-    const deadline = now() + 30_000;
-    while ((await linesRead(serve.url)) < RENDER_LINES) {
-      if (now() > deadline) throw new Error('serve did not read the render log in 30 s');
+    ctx.log(`  live: /metrics render time (${labels} models), ${RENDER_SCRAPES} scrapes …`);
+    const deadline = now() + 60_000;
+    while ((await linesRead(serve.url)) < lines) {
+      if (now() > deadline) throw new Error('serve did not read the render log in 60 s');
       await sleep(100);
     }
     const times = [];
@@ -201,30 +257,43 @@ async function render(ctx) {
       series = body.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
       bytes = Buffer.byteLength(body);
     }
-    return { series, bytes, scrapes: RENDER_SCRAPES, p50Ms: median(times), p99Ms: quantile(times, 0.99), maxMs: Math.max(...times) };
+    return { labels, series, bytes, scrapes: RENDER_SCRAPES, p50Ms: median(times), p99Ms: quantile(times, 0.99), maxMs: Math.max(...times) };
   } finally {
     await serve.stop();
     rmSync(file, { force: true });
+    rmSync(config, { force: true });
   }
 }
 
+/** The parts of the live mode, in the order they run; `ctx.parts` picks some (bench/run.mjs --live-parts). */
+export const LIVE_PARTS = ['ladder', 'memory', 'sustained', 'render'];
+
 export async function runLive(ctx) {
-  const steps = await sustained(ctx);
-  const lat = await latency(ctx);
-  const ren = await render(ctx);
-  const kept = steps.filter((s) => s.ok);
+  const parts = new Set(ctx.parts ?? LIVE_PARTS);
+  const steps = parts.has('ladder') ? await sustained(ctx) : [];
+  const mem = parts.has('memory') ? await memory(ctx) : undefined;
+  const runs = parts.has('sustained') ? await sustainedRuns(ctx) : [];
+  const renders = [];
+  if (parts.has('render')) for (const size of RENDER_SIZES) renders.push(await render(ctx, size));
+  const kept = steps.filter((x) => x.ok);
   const best = kept.length ? kept[kept.length - 1] : undefined;
-  const firstFail = steps.find((s) => !s.ok);
+  const firstFail = steps.find((x) => !x.ok);
+  const allLat = runs.map((r) => r.p99Ms);
   const table = [
     '| live measurement | result |',
     '|---|---|',
-    `| highest appended rate kept up with (ladder ${RATES.map((r) => `${r / 1000}k`).join(', ')}; ${STEP_SECONDS} s each) | ${best ? `${fmt(best.rate)} lines/s` : 'none'}${firstFail ? ` (fell behind at ${fmt(firstFail.rate)}: lag growth ${fmt(firstFail.lagGrowthLinesPerSec)} lines/s)` : ''} |`,
+    ...(steps.length === 0 ? [] : [`| highest appended rate kept up with (ladder ${RATES.map((r) => `${r / 1000}k`).join(', ')}; ${STEP_SECONDS} s each) | ${best ? `${fmt(best.rate)} lines/s` : 'none'}${firstFail ? ` (fell behind at ${fmt(firstFail.rate)}: lag growth ${fmt(firstFail.lagGrowthLinesPerSec)} lines/s)` : ''} |`]),
     ...steps.map(
-      (s) =>
-        `| — at ${fmt(s.rate)} lines/s | lag growth ${fmt(s.lagGrowthLinesPerSec)} lines/s, median lag ${fmt(s.medianLagSeconds, 2)} s, caught up ${fmt(s.catchUpSeconds, 2)} s after the last append; exporter ${fmt(s.cpuCores, 2)} cores (${fmt(s.rate / Math.max(s.cpuCores, 1e-9))} lines per CPU-second), max RSS ${fmt(s.maxRssMiB, 1)} MiB; ${s.ok ? 'kept up' : 'fell behind'} |`,
+      (x) =>
+        `| — at ${fmt(x.rate)} lines/s | lag growth ${fmt(x.lagGrowthLinesPerSec)} lines/s, median lag ${fmt(x.medianLagSeconds, 2)} s, caught up ${fmt(x.catchUpSeconds, 2)} s after the last append; exporter ${fmt(x.cpuCores, 2)} cores (${fmt(x.rate / Math.max(x.cpuCores, 1e-9))} lines per CPU-second), max RSS ${fmt(x.maxRssMiB, 1)} MiB; ${x.ok ? 'kept up' : 'fell behind'} |`,
     ),
-    `| append → visible in /metrics at ${fmt(lat.rate)} lines/s (${fmt(lat.measured)} appends, 50 ms scrapes) | p50 ${fmt(lat.p50Ms)} ms, p99 ${fmt(lat.p99Ms)} ms, max ${fmt(lat.maxMs)} ms |`,
-    `| /metrics render, ${fmt(ren.series)} series (${fmt(ren.bytes / 1024)} KiB), ${ren.scrapes} scrapes | p50 ${fmt(ren.p50Ms, 1)} ms, p99 ${fmt(ren.p99Ms, 1)} ms, max ${fmt(ren.maxMs, 1)} ms |`,
+    ...(mem === undefined ? [] : [`| RSS of \`serve\` at ${fmt(mem.rate)} lines/s for ${mem.seconds} s | max ${fmt(mem.maxRssMiB, 1)} MiB, median ${fmt(mem.medianRssMiB, 1)} MiB; ${fmt(mem.cpuCores, 2)} cores; ${mem.keptUp ? 'kept up' : 'fell behind'} |`]),
+    ...(runs.length === 0 ? [] : [`| ${fmt(SUSTAINED_RATE)} lines/s for ${SUSTAINED_SECONDS} s, ${runs.length} runs | kept up in ${runs.filter((r) => r.ok).length} of ${runs.length}; append → visible in /metrics p99 per run ${allLat.map((x) => `${fmt(x)} ms`).join(', ')} |`]),
+    ...runs.map(
+      (r, i) =>
+        `| — run ${i + 1} | ${r.ok ? 'kept up' : 'fell behind'} (lag growth ${fmt(r.lagGrowthLinesPerSec)} lines/s, caught up ${fmt(r.catchUpSeconds, 2)} s after the last append); append → visible p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, max ${fmt(r.maxMs)} ms (${fmt(r.measured)} appends); ${fmt(r.cpuCores, 2)} cores; max RSS ${fmt(r.maxRssMiB, 1)} MiB |`,
+    ),
+    ...renders.map((ren) => `| /metrics render, ${fmt(ren.series)} series (${fmt(ren.bytes / 1024)} KiB), ${ren.scrapes} scrapes | p50 ${fmt(ren.p50Ms, 1)} ms, p99 ${fmt(ren.p99Ms, 1)} ms, max ${fmt(ren.maxMs, 1)} ms |`),
   ].join('\n');
-  return { steps, latency: lat, render: ren, table };
+  return { steps, memory: mem, sustained: runs, renders, table };
 }

@@ -1,60 +1,82 @@
 #!/usr/bin/env node
-// `npm run bench`: throughput of `zero-plane-exporter report` against the `readline` + `JSON.parse`
-// ceiling and against `mtail --one_shot`, side by side in the same run, then the live (`serve`) figures.
-// Absolute numbers drift ±25 % between runs on shared 2-core machines, so the targets are ratios of
-// contenders run in alternation (A B C, B C A, C A B, …) and compared round by round.
+// `npm run bench`: `zero-plane-exporter report` on every log shape of bench/shapes.mjs against the
+// `readline` + `JSON.parse` ceiling and `mtail --one_shot`, side by side in the same run; `report` over 30
+// files at once; then the live (`serve`) figures. Absolute numbers drift between runs on a shared 2-core
+// machine, so the targets are ratios of contenders run in alternation (A B C, B C A, C A B, …) and
+// compared round by round, and the run prints the load average before and after.
 //
-//   npm run bench [-- --lines N] [--rounds R] [--no-mtail] [--no-one-thread] [--no-live] [--growth]
-//                    [--compare BIN] [--json FILE]
+//   npm run bench [-- --shapes a,b] [--lines N] [--rounds R] [--no-mtail] [--no-files] [--no-live]
+//                    [--live-parts ladder,memory,sustained,render] [--growth] [--compare BIN] [--json FILE]
 //
-//   --lines N    lines in the generated log (default 1 000 000, ~357 MB)
-//   --rounds R   alternating rounds (default 5)
-//   --no-mtail   skip mtail (it is ~5× slower than the rest, so it dominates the run time)
-//   --no-one-thread  skip the row of `report` held to one thread (ZP_REPORT_PARALLEL_MIN_BYTES): the
-//                figure to compare per core, as `report` reads files ≥ 32 MiB on two threads
-//   --no-live    skip the live (serve) measurements
-//   --growth     only the memory-growth run: one `report` over the log with RSS sampled as it runs
-//                (use with --lines 10000000)
-//   --compare BIN  also run `node BIN report` (another build, e.g. of the parent commit) in the rounds,
-//                and print report ÷ that build: before/after ratios from the same run
-//   --json FILE  also write every measurement as JSON
+//   --shapes a,b  only these shapes (default: all of bench/shapes.mjs)
+//   --lines N     lines of the default shape (default 1 000 000, ~357 MB); every other shape gets a file of
+//                 about as many bytes (so ~4 KB lines make ~89 000 lines), rounded to 1 000 lines
+//   --rounds R    alternating rounds (default 5)
+//   --no-mtail    skip mtail (it is ~8× slower than the rest, so it dominates the run time)
+//   --no-files    skip `report` over 30 files at once
+//   --no-live     skip the live (serve) measurements; --live-parts picks some of them (bench/live.mjs)
+//   --growth      only the memory runs: one `report` per shape over 10× the lines (10M of the default
+//                 shape, ~3.6 GB each, written then removed one shape at a time), RSS sampled as it runs
+//   --compare BIN also run `node BIN report` (another build, e.g. of the parent commit) in the rounds,
+//                 and print report ÷ that build: before/after ratios from the same run
+//   --json FILE   also write every measurement as JSON
 //
 // Needs: Node ≥ 20, GNU time at /usr/bin/time (Debian `time`), and for the mtail column Debian `mtail`.
-// The log goes to .tmp/bench-data/ (git-ignored) and is reused while its generator version and size match.
+// Logs go to .tmp/bench-data/ (git-ignored) and are reused while their generator version and size match.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, createReadStream, rmSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GENERATOR_VERSION, writeLog } from './generate-log.mjs';
-import { runLive } from './live.mjs';
+import { fallbackShare } from './fallback-share.mjs';
+import { GENERATOR_VERSION } from './generate-log.mjs';
+import { LIVE_PARTS, runLive } from './live.mjs';
+import { lineBytes, SHAPES, SHAPES_VERSION, writeShape } from './shapes.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = join(ROOT, '.tmp', 'bench-data');
 const CLI = join(ROOT, 'bin', 'zero-plane-exporter.js');
 const TIME = '/usr/bin/time';
+const ONE_THREAD = { ZP_REPORT_PARALLEL_MIN_BYTES: String(Number.MAX_SAFE_INTEGER) };
+/** `report` over this many files at once (each ≥ 32 MiB, so each is read on two threads). */
+const FILES = 30;
+const FILE_LINES = 100_000;
+
+/** The targets of issue 16, checked on every run. */
+const TARGET = { perCore: 1.2, perProcess: 1.5, rssMiB: 100, mtailPerCore: 6, sustainedP99Ms: 1000, render5kP99Ms: 50, render50kP99Ms: 250 };
 
 function parseArgs(argv) {
-  const a = { lines: 1_000_000, rounds: 5, mtail: true, oneThread: true, live: true, growth: false, compare: undefined, json: undefined };
+  const a = { shapes: Object.keys(SHAPES), lines: 1_000_000, rounds: 5, mtail: true, files: true, live: true, liveParts: LIVE_PARTS, growth: false, compare: undefined, json: undefined };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
-    if (flag === '--lines') a.lines = Number(value());
+    if (flag === '--shapes') a.shapes = value().split(',');
+    else if (flag === '--lines') a.lines = Number(value());
     else if (flag === '--rounds') a.rounds = Number(value());
     else if (flag === '--no-mtail') a.mtail = false;
-    else if (flag === '--no-one-thread') a.oneThread = false;
+    else if (flag === '--no-files') a.files = false;
     else if (flag === '--no-live') a.live = false;
+    else if (flag === '--live-parts') a.liveParts = value().split(',');
     else if (flag === '--growth') a.growth = true;
     else if (flag === '--json') a.json = value();
     else if (flag === '--compare') a.compare = resolve(value());
     else throw new Error(`unknown flag ${flag} (see the header of bench/run.mjs)`);
   }
+  for (const s of a.shapes) if (!(s in SHAPES)) throw new Error(`unknown shape ${s} (one of ${Object.keys(SHAPES).join(', ')})`);
+  for (const p of a.liveParts) if (!LIVE_PARTS.includes(p)) throw new Error(`unknown live part ${p} (one of ${LIVE_PARTS.join(', ')})`);
   if (!Number.isInteger(a.lines) || a.lines < 1000) throw new Error('--lines must be an integer ≥ 1000');
   if (!Number.isInteger(a.rounds) || a.rounds < 1) throw new Error('--rounds must be a positive integer');
   return a;
 }
 
 const log = (text) => process.stderr.write(`${text}\n`);
+const fmt = (x, digits = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : String(x));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 function ensureBuilt() {
   if (existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) return;
@@ -67,20 +89,33 @@ function which(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
 }
 
-/** The generated log for `lines`, reused when its sidecar says it is the same generator and size. */
-function ensureLog(lines) {
+/** Bytes per line of a shape, from its first 2 000 lines. */
+function bytesPerLine(shape) {
+  let bytes = 0;
+  for (let i = 0; i < 2000; i++) bytes += lineBytes(SHAPES[shape].lineAt(i)).length;
+  return bytes / 2000;
+}
+
+/** Lines of `shape` for a budget of `lines` default-shape lines: about as many bytes, rounded to 1 000. */
+function linesFor(shape, lines) {
+  if (shape === 'default') return lines;
+  return Math.max(1000, Math.round((lines * bytesPerLine('default')) / bytesPerLine(shape) / 1000) * 1000);
+}
+
+/** The log of `shape` with `lines` lines, reused when its sidecar says it is the same generator and size. */
+function ensureShape(shape, lines, name = `${shape}-${lines}`) {
   mkdirSync(DATA, { recursive: true });
-  const file = join(DATA, `gateway-${lines}.ndjson`);
+  const file = join(DATA, `${name}.ndjson`);
   const metaFile = `${file}.meta.json`;
-  const want = { generator: GENERATOR_VERSION, lines };
+  const want = { shapes: SHAPES_VERSION, generator: GENERATOR_VERSION, shape, lines };
   if (existsSync(file) && existsSync(metaFile)) {
     const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
-    if (meta.generator === want.generator && meta.lines === lines && meta.bytes === statSync(file).size) return { file, bytes: meta.bytes };
+    if (meta.shapes === want.shapes && meta.generator === want.generator && meta.shape === shape && meta.lines === lines && meta.bytes === statSync(file).size) return { file, lines, bytes: meta.bytes };
   }
-  log(`generating ${lines} lines into ${file} …`);
-  const bytes = writeLog(file, lines);
+  log(`generating ${fmt(lines)} ${shape} lines into ${file} …`);
+  const bytes = writeShape(file, shape, lines);
   writeFileSync(metaFile, JSON.stringify({ ...want, bytes }));
-  return { file, bytes };
+  return { file, lines, bytes };
 }
 
 /** Reads the file once so every contender starts from the page cache. */
@@ -98,48 +133,27 @@ function timed(cmd, args, env = {}) {
   return { wall, cpu: user + sys, user, sys, rssMiB: maxKiB / 1024, stdout: r.stdout };
 }
 
-/** Each contender: how to run it, and how to read the counts it printed (checked against the report). */
-function contenders(file, withMtail, withOneThread, compareBin) {
-  const reportCounts = (stdout) => {
-    const r = JSON.parse(stdout);
-    return { lines: r.lines, requests: r.requests, hits: r.hits, degraded: r.degradedCount };
-  };
+const reportCounts = (stdout) => {
+  const r = JSON.parse(stdout);
+  return { lines: r.lines, requests: r.requests, hits: r.hits, degraded: r.degradedCount, input: r.input };
+};
+
+/** Each contender of a shape: how to run it, and how to read the counts it printed (checked against the report). */
+function contenders(shape, file, withMtail, compareBin) {
   const list = [
-    {
-      key: 'baseline',
-      label: 'readline + JSON.parse (Node baseline)',
-      run: () => timed(process.execPath, [join(ROOT, 'bench', 'baseline-readline.mjs'), file]),
-      counts: (stdout) => ({ lines: JSON.parse(stdout).lines }),
-    },
-    {
-      key: 'report',
-      label: '`zero-plane-exporter report`',
-      run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file]),
-      counts: reportCounts,
-    },
+    { key: 'baseline', label: 'readline + JSON.parse', run: () => timed(process.execPath, [join(ROOT, 'bench', 'baseline-readline.mjs'), file]), counts: (stdout) => ({ lines: JSON.parse(stdout).lines }) },
+    { key: 'report', label: '`report`', run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file]), counts: reportCounts },
+    { key: 'oneThread', label: '`report` held to one thread', run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file], ONE_THREAD), counts: reportCounts },
   ];
   if (compareBin !== undefined) {
-    list.push({
-      key: 'compare',
-      label: `\`report\` of the build at ${compareBin.startsWith(ROOT) ? compareBin.slice(ROOT.length + 1) : compareBin}`,
-      run: () => timed(process.execPath, [compareBin, 'report', '--format', 'json', file]),
-      counts: reportCounts,
-    });
+    list.push({ key: 'compare', label: `\`report\` of ${compareBin}, one thread`, run: () => timed(process.execPath, [compareBin, 'report', '--format', 'json', file], ONE_THREAD), counts: reportCounts });
   }
-  if (withOneThread) {
-    list.push({
-      key: 'oneThread',
-      label: '`report` held to one thread',
-      run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file], { ZP_REPORT_PARALLEL_MIN_BYTES: String(Number.MAX_SAFE_INTEGER) }),
-      counts: reportCounts,
-    });
-  }
-  if (withMtail) {
+  const program = SHAPES[shape].mtail;
+  if (withMtail && program !== undefined) {
     list.push({
       key: 'mtail',
-      label: '`mtail --one_shot` (regex program)',
-      run: () =>
-        timed('mtail', ['--one_shot', '--one_shot_format', 'prometheus', '--progs', join(ROOT, 'bench', 'mtail'), '--logs', file, '--address', '127.0.0.1', '--port', '0', '--logtostderr']),
+      label: `\`mtail --one_shot\` (bench/mtail/${program})`,
+      run: () => timed('mtail', ['--one_shot', '--one_shot_format', 'prometheus', '--progs', join(ROOT, 'bench', 'mtail', program), '--logs', file, '--address', '127.0.0.1', '--port', '0', '--logtostderr']),
       counts: (stdout) => {
         const value = (re) => stdout.split('\n').filter((l) => re.test(l)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
         return {
@@ -154,31 +168,10 @@ function contenders(file, withMtail, withOneThread, compareBin) {
   return list;
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
-function machine() {
-  const cpuModel = readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? cpus()[0]?.model ?? 'unknown';
-  const mtail = which('mtail') ? spawnSync('mtail', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0] : 'not installed';
-  return {
-    date: new Date().toISOString(),
-    nproc: Number(spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()),
-    cpuModel,
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    mtail,
-    kernel: spawnSync('uname', ['-r'], { encoding: 'utf8' }).stdout.trim(),
-  };
-}
-
-const fmt = (x, digits = 0) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-async function offline(args, logFile) {
-  const list = contenders(logFile.file, args.mtail, args.oneThread, args.compare);
-  const rounds = [];
+/** The alternating rounds of one shape; every contender must count what the report counts. */
+function rounds(shape, data, args) {
+  const list = contenders(shape, data.file, args.mtail, args.compare);
+  const all = [];
   for (let r = 0; r < args.rounds; r++) {
     // Rotate who goes first, so no contender always runs right after the heaviest one.
     const order = list.map((_, i) => list[(i + r) % list.length]);
@@ -186,89 +179,91 @@ async function offline(args, logFile) {
     for (const c of order) {
       const m = c.run();
       const counts = c.counts(m.stdout);
-      if (counts.lines !== args.lines) throw new Error(`${c.key} read ${counts.lines} lines, expected ${args.lines}`);
+      if (counts.lines !== data.lines) throw new Error(`${shape}: ${c.key} read ${counts.lines} lines, expected ${data.lines}`);
       delete m.stdout;
       round[c.key] = { ...m, counts };
-      log(`round ${r + 1}/${args.rounds} ${c.key.padEnd(8)} ${fmt(m.wall, 2)} s wall, ${fmt(m.cpu, 2)} s CPU, ${fmt(m.rssMiB, 1)} MiB`);
+      log(`${shape} round ${r + 1}/${args.rounds} ${c.key.padEnd(9)} ${fmt(m.wall, 2)} s wall, ${fmt(m.cpu, 2)} s CPU, ${fmt(m.rssMiB, 1)} MiB`);
     }
-    // Everyone must have counted what the report counted, or the comparison means nothing.
+    const preset = round.report.counts.input[data.file];
+    if (preset !== SHAPES[shape].preset) throw new Error(`${shape}: report read it as ${preset}, not ${SHAPES[shape].preset}`);
     for (const k of Object.keys(round)) {
       if (k === 'baseline' || k === 'report') continue;
       for (const [name, value] of Object.entries(round[k].counts)) {
-        if (value !== round.report.counts[name]) throw new Error(`${k} counted ${name}=${value}, report ${round.report.counts[name]}`);
+        if (name !== 'input' && value !== round.report.counts[name]) throw new Error(`${shape}: ${k} counted ${name}=${value}, report ${round.report.counts[name]}`);
       }
     }
-    rounds.push(round);
+    all.push(round);
   }
-  return rounds;
+  return { contenders: list.map((c) => ({ key: c.key, label: c.label })), rounds: all };
 }
 
-function summarize(args, logFile, rounds) {
-  const keys = Object.keys(rounds[0]);
-  const rows = keys.map((k) => {
-    const lps = rounds.map((r) => args.lines / r[k].wall);
-    return {
-      key: k,
-      linesPerSec: median(lps),
-      mbPerSec: median(rounds.map((r) => logFile.bytes / 1e6 / r[k].wall)),
-      wall: median(rounds.map((r) => r[k].wall)),
-      cpu: median(rounds.map((r) => r[k].cpu)),
-      linesPerCpuSec: median(rounds.map((r) => args.lines / r[k].cpu)),
-      rssMiB: median(rounds.map((r) => r[k].rssMiB)),
-      maxRssMiB: Math.max(...rounds.map((r) => r[k].rssMiB)),
-    };
-  });
-  /** Per-round ratio a/b of lines per second (wall) and per CPU second, then the median over rounds. */
-  const paired = (a, b) => ({
-    wall: median(rounds.map((r) => r[b].wall / r[a].wall)),
-    cpu: median(rounds.map((r) => r[b].cpu / r[a].cpu)),
-    perRound: rounds.map((r) => r[b].wall / r[a].wall),
-  });
-  const ratios = { reportVsBaseline: paired('report', 'baseline') };
-  if (keys.includes('mtail')) ratios.reportVsMtail = paired('report', 'mtail');
-  if (keys.includes('compare')) {
-    ratios.compareVsBaseline = paired('compare', 'baseline');
-    ratios.reportVsCompare = paired('report', 'compare');
-  }
-  if (keys.includes('oneThread')) {
-    ratios.oneThreadVsBaseline = paired('oneThread', 'baseline');
-    ratios.reportVsOneThread = paired('report', 'oneThread');
-  }
-  return { rows, ratios };
+/** Medians per contender and paired ratios (per round, then the median): per process = wall, per core = CPU. */
+function summarize(data, measured) {
+  const rs = measured.rounds;
+  const keys = Object.keys(rs[0]);
+  const rows = Object.fromEntries(
+    keys.map((k) => [
+      k,
+      {
+        linesPerSec: median(rs.map((r) => data.lines / r[k].wall)),
+        linesPerCpuSec: median(rs.map((r) => data.lines / r[k].cpu)),
+        wall: median(rs.map((r) => r[k].wall)),
+        cpu: median(rs.map((r) => r[k].cpu)),
+        rssMiB: median(rs.map((r) => r[k].rssMiB)),
+        maxRssMiB: Math.max(...rs.map((r) => r[k].rssMiB)),
+      },
+    ]),
+  );
+  /** a ÷ b: how many times faster a is than b, per round, then the median. */
+  const paired = (a, b) => (keys.includes(a) && keys.includes(b) ? { wall: median(rs.map((r) => r[b].wall / r[a].wall)), cpu: median(rs.map((r) => r[b].cpu / r[a].cpu)), perRoundCpu: rs.map((r) => r[b].cpu / r[a].cpu) } : undefined);
+  return {
+    rows,
+    perCore: paired('oneThread', 'baseline'),
+    perProcess: paired('report', 'baseline'),
+    twoThreads: paired('report', 'oneThread'),
+    mtail: paired('oneThread', 'mtail'),
+    compare: paired('oneThread', 'compare'),
+  };
 }
 
-function offlineTable(args, logFile, s, list) {
-  const label = Object.fromEntries(list.map((c) => [c.key, c.label]));
-  const lines = [
-    `Input: ${fmt(args.lines)} lines, ${fmt(logFile.bytes / 1e6, 1)} MB (${fmt(logFile.bytes / args.lines, 1)} B/line), page cache warm; ${args.rounds} alternating rounds, medians.`,
-    '',
-    '| contender | lines/s (wall) | MB/s | wall s | CPU s | lines per CPU-second | peak RSS MiB (median / max) |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...s.rows.map(
-      (r) =>
-        `| ${label[r.key]} | ${fmt(r.linesPerSec)} | ${fmt(r.mbPerSec, 1)} | ${fmt(r.wall, 2)} | ${fmt(r.cpu, 2)} | ${fmt(r.linesPerCpuSec)} | ${fmt(r.rssMiB, 1)} / ${fmt(r.maxRssMiB, 1)} |`,
-    ),
-    '',
-    '| ratio (paired per round, median) | per process (wall) | per core (CPU) | rounds (wall) |',
-    '|---|---:|---:|---|',
-    `| report ÷ readline+JSON.parse | ${fmt(s.ratios.reportVsBaseline.wall, 3)}× | ${fmt(s.ratios.reportVsBaseline.cpu, 3)}× | ${s.ratios.reportVsBaseline.perRound.map((x) => fmt(x, 2)).join(' ')} |`,
-  ];
-  const row = (name, r) => `| ${name} | ${fmt(r.wall, 3)}× | ${fmt(r.cpu, 3)}× | ${r.perRound.map((x) => fmt(x, 2)).join(' ')} |`;
-  if (s.ratios.reportVsMtail) lines.push(row('report ÷ mtail', s.ratios.reportVsMtail));
-  if (s.ratios.reportVsCompare) {
-    lines.push(row('compared build ÷ readline+JSON.parse', s.ratios.compareVsBaseline));
-    lines.push(row('report ÷ compared build', s.ratios.reportVsCompare));
-  }
-  if (s.ratios.oneThreadVsBaseline) {
-    lines.push(row('report held to one thread ÷ readline+JSON.parse', s.ratios.oneThreadVsBaseline));
-    lines.push(row('report (two threads) ÷ report held to one thread', s.ratios.reportVsOneThread));
+function matrixTable(results, withCompare) {
+  const head = ['shape', 'lines', 'B/line', 'fell back to JSON.parse', 'per core ÷ baseline (one thread)', 'per process ÷ baseline', 'two threads ÷ one (wall)', 'per core ÷ mtail', 'peak RSS MiB: report / one thread / baseline'];
+  if (withCompare) head.push('per core ÷ compared build');
+  const lines = [`| ${head.join(' | ')} |`, `|---|${head.slice(1).map(() => '---:').join('|')}|`];
+  for (const r of results) {
+    const s = r.summary;
+    const x = (p, key) => (p === undefined ? '—' : `${fmt(p[key], 2)}×`);
+    const cells = [
+      r.shape,
+      fmt(r.data.lines),
+      fmt(r.data.bytes / r.data.lines, 0),
+      `${fmt(100 * r.fallback.share, 2)} %`,
+      `${x(s.perCore, 'cpu')} (${s.perCore.perRoundCpu.map((v) => fmt(v, 2)).join(' ')})`,
+      x(s.perProcess, 'wall'),
+      x(s.twoThreads, 'wall'),
+      x(s.mtail, 'cpu'),
+      `${fmt(s.rows.report.maxRssMiB, 1)} / ${fmt(s.rows.oneThread.maxRssMiB, 1)} / ${fmt(s.rows.baseline.maxRssMiB, 1)}`,
+    ];
+    if (withCompare) cells.push(x(s.compare, 'cpu'));
+    lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');
 }
 
-/** One report over the log with its RSS sampled from /proc as it runs: memory must not grow with the input. */
-async function growth(logFile, lines) {
-  const child = spawn(process.execPath, [CLI, 'report', '--format', 'json', logFile.file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+function absoluteTable(results) {
+  const lines = ['| shape | contender | lines/s (wall) | lines per CPU-second | wall s | CPU s | peak RSS MiB (median / max) |', '|---|---|---:|---:|---:|---:|---:|'];
+  for (const r of results) {
+    for (const c of r.measured.contenders) {
+      const row = r.summary.rows[c.key];
+      lines.push(`| ${r.shape} | ${c.label} | ${fmt(row.linesPerSec)} | ${fmt(row.linesPerCpuSec)} | ${fmt(row.wall, 2)} | ${fmt(row.cpu, 2)} | ${fmt(row.rssMiB, 1)} / ${fmt(row.maxRssMiB, 1)} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Runs `report` (two threads where it reads so) over `files`, sampling its RSS from /proc every 250 ms. */
+async function sampledReport(files, env = {}) {
+  const child = spawn(process.execPath, [CLI, 'report', '--format', 'json', ...files], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   let stdout = '';
   child.stdout.on('data', (d) => (stdout += d));
   const samples = [];
@@ -287,14 +282,104 @@ async function growth(logFile, lines) {
   const wall = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`report exited ${code}`);
   const report = JSON.parse(stdout);
-  if (report.lines !== lines) throw new Error(`report read ${report.lines} lines, expected ${lines}`);
   // RSS by tenth of the run: flat after warm-up means no growth with the input.
   const deciles = Array.from({ length: 10 }, (_, i) => {
     const inTenth = samples.filter((s) => s.t >= (i * wall) / 10 && s.t < ((i + 1) * wall) / 10);
     return inTenth.length ? Math.max(...inTenth.map((s) => s.rssMiB)) : NaN;
   });
   const peak = Math.max(...samples.map((s) => s.hwmMiB).filter(Number.isFinite));
-  return { lines, wall, linesPerSec: lines / wall, peakMiB: peak, decilesMiB: deciles };
+  return { lines: report.lines, wall, linesPerSec: report.lines / wall, peakMiB: peak, decilesMiB: deciles };
+}
+
+/** `report` over FILES files of the default shape at once: RSS must stay flat, whatever the number of files. */
+async function manyFiles() {
+  const files = [];
+  for (let k = 0; k < FILES; k++) {
+    // Different lines in each file: file k holds lines [k × FILE_LINES, (k + 1) × FILE_LINES) of one log.
+    const file = join(DATA, `files-${k}-of-${FILES}-${FILE_LINES}.ndjson`);
+    const meta = `${file}.meta.json`;
+    const want = JSON.stringify({ shapes: SHAPES_VERSION, generator: GENERATOR_VERSION, k, lines: FILE_LINES });
+    if (!existsSync(file) || !existsSync(meta) || readFileSync(meta, 'utf8') !== want) {
+      writeShape(file, 'default', FILE_LINES, k * FILE_LINES);
+      writeFileSync(meta, want);
+    }
+    files.push(file);
+  }
+  for (const f of files) await warmPageCache(f);
+  log(`report over ${FILES} files at once, RSS sampled every 250 ms …`);
+  const r = await sampledReport(files);
+  if (r.lines !== FILES * FILE_LINES) throw new Error(`report read ${r.lines} lines of ${FILES} files, expected ${FILES * FILE_LINES}`);
+  return { files: FILES, linesPerFile: FILE_LINES, bytes: files.reduce((s, f) => s + statSync(f).size, 0), ...r };
+}
+
+/** One `report` per shape over 10× the lines, RSS sampled; each file is written, read and removed in turn. */
+async function growth(args) {
+  const rows = [];
+  for (const shape of args.shapes) {
+    const lines = linesFor(shape, args.lines * 10);
+    const data = ensureShape(shape, lines, `growth-${shape}-${lines}`);
+    await warmPageCache(data.file);
+    log(`growth: report over ${fmt(lines)} ${shape} lines (${fmt(data.bytes / 1e9, 2)} GB) …`);
+    const r = await sampledReport([data.file]);
+    if (r.lines !== lines) throw new Error(`${shape}: report read ${r.lines} lines, expected ${lines}`);
+    rows.push({ shape, bytes: data.bytes, ...r });
+    rmSync(data.file, { force: true });
+    rmSync(`${data.file}.meta.json`, { force: true });
+  }
+  return rows;
+}
+
+function machine() {
+  const cpuModel = readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ?? cpus()[0]?.model ?? 'unknown';
+  const mtail = which('mtail') ? spawnSync('mtail', ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0] : 'not installed';
+  return {
+    date: new Date().toISOString(),
+    nproc: Number(spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()),
+    cpuModel,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    mtail,
+    kernel: spawnSync('uname', ['-r'], { encoding: 'utf8' }).stdout.trim(),
+  };
+}
+
+/** Each target with what this run measured and whether it is met. */
+function targetsTable(results, files, live) {
+  const rows = [];
+  const all = (pick) => results.filter((r) => pick(r) !== undefined).map((r) => [r.shape, pick(r)]);
+  const worst = (pairs, better) => pairs.reduce((w, p) => (w === undefined || better(w[1], p[1]) ? p : w), undefined);
+  const perCore = all((r) => r.summary.perCore?.cpu);
+  if (perCore.length) {
+    const w = worst(perCore, (a, b) => b < a);
+    rows.push([`per core, one thread: \`report\` ≥ ${TARGET.perCore}× the baseline on every shape`, `lowest ${fmt(w[1], 2)}× (${w[0]})`, perCore.every(([, v]) => v >= TARGET.perCore)]);
+  }
+  const perProcess = all((r) => r.summary.perProcess?.wall);
+  if (perProcess.length) {
+    const w = worst(perProcess, (a, b) => b < a);
+    rows.push([`per process: \`report\` ≥ ${TARGET.perProcess}× the baseline (idle machine)`, `lowest ${fmt(w[1], 2)}× (${w[0]})`, perProcess.every(([, v]) => v >= TARGET.perProcess)]);
+  }
+  const rss = all((r) => Math.max(r.summary.rows.report.maxRssMiB, r.summary.rows.oneThread.maxRssMiB));
+  if (rss.length) {
+    const w = worst(rss, (a, b) => b > a);
+    rows.push([`peak RSS of \`report\` ≤ ${TARGET.rssMiB} MiB on every shape`, `highest ${fmt(w[1], 1)} MiB (${w[0]})`, rss.every(([, v]) => v <= TARGET.rssMiB)]);
+  }
+  if (files !== undefined) rows.push([`peak RSS ≤ ${TARGET.rssMiB} MiB with ${files.files} files at once, flat`, `${fmt(files.peakMiB, 1)} MiB; per tenth ${files.decilesMiB.map((x) => fmt(x, 0)).join(' ')}`, files.peakMiB <= TARGET.rssMiB]);
+  const mtail = all((r) => r.summary.mtail?.cpu);
+  if (mtail.length) {
+    const w = worst(mtail, (a, b) => b < a);
+    rows.push([`≥ ${TARGET.mtailPerCore}× mtail per core on every shape mtail reads`, `lowest ${fmt(w[1], 2)}× (${w[0]})`, mtail.every(([, v]) => v >= TARGET.mtailPerCore)]);
+  }
+  if (live?.memory) rows.push([`\`serve\` ≤ ${TARGET.rssMiB} MiB at ${fmt(live.memory.rate)} lines/s`, `max ${fmt(live.memory.maxRssMiB, 1)} MiB`, live.memory.maxRssMiB <= TARGET.rssMiB && live.memory.keptUp]);
+  if (live?.sustained?.length) {
+    const ok = live.sustained.filter((r) => r.ok).length;
+    const p99 = Math.max(...live.sustained.map((r) => r.p99Ms));
+    rows.push([`\`serve\` keeps up with 200k lines/s for 60 s in 5 of 5 runs, append → /metrics p99 < 1 s`, `${ok} of ${live.sustained.length}; worst p99 ${fmt(p99)} ms`, ok === live.sustained.length && live.sustained.length >= 5 && p99 < TARGET.sustainedP99Ms]);
+  }
+  for (const ren of live?.renders ?? []) {
+    const limit = ren.series < 20_000 ? TARGET.render5kP99Ms : TARGET.render50kP99Ms;
+    rows.push([`/metrics p99 < ${limit} ms at ${ren.series < 20_000 ? '5k' : '50k'} series`, `${fmt(ren.series)} series: p99 ${fmt(ren.p99Ms, 1)} ms`, ren.p99Ms < limit]);
+  }
+  return ['| target | this run | met? |', '|---|---|---|', ...rows.map(([t, v, ok]) => `| ${t} | ${v} | ${ok ? 'yes' : '**no**'} |`)].join('\n');
 }
 
 async function main() {
@@ -306,38 +391,63 @@ async function main() {
     args.mtail = false;
   }
   const m = machine();
-  const load = { before: loadavg().map((x) => x.toFixed(2)).join(' ') };
-  const logFile = ensureLog(args.lines);
-  await warmPageCache(logFile.file);
-  const results = { machine: m, args };
-  const out = [];
-  out.push(`Machine: ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Linux ${m.kernel}, Node ${m.node}, ${m.mtail}. Date: ${m.date}.`);
+  const loadBefore = load();
+  const results = { machine: m, args, load: { before: loadBefore } };
+  const out = [`Machine: ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Linux ${m.kernel}, Node ${m.node}, ${m.mtail}. Date: ${m.date}.`];
 
   if (args.growth) {
-    log(`growth run: one report over ${args.lines} lines, RSS sampled every 250 ms …`);
-    const g = await growth(logFile, args.lines);
-    results.growth = g;
+    const rows = await growth(args);
+    results.growth = rows;
     out.push(
       '',
-      `Memory over one \`report\` of ${fmt(g.lines)} lines (${fmt(logFile.bytes / 1e9, 2)} GB): ${fmt(g.wall, 1)} s, ${fmt(g.linesPerSec)} lines/s, peak RSS ${fmt(g.peakMiB, 1)} MiB.`,
-      `Max RSS per tenth of the run (MiB): ${g.decilesMiB.map((x) => fmt(x, 1)).join(' | ')}`,
+      `### Memory over 10× the lines (\`npm run bench -- --growth\`)`,
+      '',
+      '| shape | lines | GB | wall s | lines/s | peak RSS MiB | max RSS per tenth of the run (MiB) |',
+      '|---|---:|---:|---:|---:|---:|---|',
+      ...rows.map((r) => `| ${r.shape} | ${fmt(r.lines)} | ${fmt(r.bytes / 1e9, 2)} | ${fmt(r.wall, 1)} | ${fmt(r.linesPerSec)} | ${fmt(r.peakMiB, 1)} | ${r.decilesMiB.map((x) => fmt(x, 1)).join(', ')} |`),
     );
   } else {
-    const rounds = await offline(args, logFile);
-    const s = summarize(args, logFile, rounds);
-    results.rounds = rounds;
-    results.summary = s;
-    out.push('', '### One-shot (`report`) throughput', '', offlineTable(args, logFile, s, contenders(logFile.file, args.mtail, args.oneThread, args.compare)));
+    const shapeResults = [];
+    for (const shape of args.shapes) {
+      const data = ensureShape(shape, linesFor(shape, args.lines));
+      await warmPageCache(data.file);
+      const fallback = await fallbackShare(data.file, SHAPES[shape].preset);
+      const measured = rounds(shape, data, args);
+      shapeResults.push({ shape, data, fallback, measured, summary: summarize(data, measured) });
+    }
+    results.shapes = shapeResults;
+    out.push(
+      '',
+      '### One-shot (`report`) on every shape',
+      '',
+      `Each shape's file holds about as many bytes as ${fmt(args.lines)} lines of the default shape; page cache warm; ${args.rounds} alternating rounds; ratios paired per round, medians (per core: the rounds in brackets).`,
+      '',
+      matrixTable(shapeResults, args.compare !== undefined),
+      '',
+      absoluteTable(shapeResults),
+    );
+    let files;
+    if (args.files) {
+      files = await manyFiles();
+      results.files = files;
+      out.push(
+        '',
+        `### \`report\` over ${files.files} files at once`,
+        '',
+        `${files.files} files of ${fmt(files.linesPerFile)} default-shape lines (${fmt(files.bytes / 1e9, 2)} GB, each read on two threads): ${fmt(files.wall, 1)} s, ${fmt(files.linesPerSec)} lines/s, peak RSS ${fmt(files.peakMiB, 1)} MiB; max RSS per tenth of the run (MiB): ${files.decilesMiB.map((x) => fmt(x, 1)).join(', ')}.`,
+      );
+    }
+    let live;
     if (args.live) {
       log('live mode (serve) …');
-      const live = await runLive({ root: ROOT, cli: CLI, dataDir: DATA, log });
+      live = await runLive({ root: ROOT, cli: CLI, dataDir: DATA, log, parts: args.liveParts });
       results.live = live;
       out.push('', '### Live (`serve`)', '', live.table);
     }
+    out.push('', '### Targets', '', targetsTable(shapeResults, files, live));
   }
-  load.after = loadavg().map((x) => x.toFixed(2)).join(' ');
-  results.load = load;
-  out.push('', `Load average (1/5/15 min) before: ${load.before}; after: ${load.after}. Other work on the machine shows up here.`);
+  results.load.after = load();
+  out.push('', `Load average (1/5/15 min) before: ${results.load.before}; after: ${results.load.after}. Other work on the machine shows up here.`);
   if (args.json) writeFileSync(args.json, JSON.stringify(results, null, 2));
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -1,6 +1,7 @@
 // The per-line shortcuts (bench/RESULTS.md) must give exactly what the plain code gives: the cached
 // minute of canonical timestamps, the header-name cache, the absent-value length guard, the last-value
 // caches of the classifier, and the pre-resolved metric series of the pipeline.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import { defaultConfig } from '../src/config/schema.js';
@@ -57,6 +58,35 @@ describe('canonical timestamps read through the cached minute equal Date.parse',
       expect(timeOf(p.parse(line(v))), v).toBe(expected);
       expect(timeOf(parserFor().parse(line(v))), `${v} (fresh parser)`).toBe(expected);
     }
+  });
+});
+
+describe('timestamps with an offset or a long fraction read on the fast path equal Date.parse', () => {
+  const ZONES = ['Z', '+00:00', '-00:00', '+08:00', '-05:30', '+14:00', '-12:00', '+23:59', '+24:00', '+00:60', '+0800', 'z'];
+  const form = fc.record({
+    ms: fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(2100, 0, 1) }),
+    fraction: fc.stringMatching(/^\d{0,11}$/),
+    dot: fc.boolean(),
+    zone: fc.constantFrom(...ZONES),
+  });
+  const text = (f: { ms: number; fraction: string; dot: boolean; zone: string }) => `${new Date(f.ms).toISOString().slice(0, 19)}${f.dot ? `.${f.fraction}` : ''}${f.zone}`;
+  const expected = (v: string) => (Number.isNaN(Date.parse(v)) ? 'bad_timestamp' : Date.parse(v));
+
+  it('from text and from bytes, with the minute cached by one parser across values (nginx +00:00, Traefik nanoseconds)', () => {
+    const p = parserFor();
+    fc.assert(
+      fc.property(fc.array(form, { minLength: 1, maxLength: 8 }), (forms) => {
+        for (const f of forms) {
+          // The same minute at another second first, so the cached minute is the one read.
+          for (const v of [text({ ...f, ms: f.ms - (f.ms % 60_000) }), text(f)]) {
+            const bytes = Buffer.from(line(v));
+            expect(timeOf(p.parse(line(v))), v).toBe(expected(v));
+            expect(timeOf(p.parseBytes(bytes, 0, bytes.length) ?? p.parse(line(v))), `${v} (bytes)`).toBe(expected(v));
+          }
+        }
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 

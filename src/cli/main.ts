@@ -3,7 +3,8 @@
 // dashboards SDK (0.4 s and ~20 MiB before the first line, measured in bench/RESULTS.md).
 import { ConfigError } from '../config/config-error.js';
 import { parseDuration } from '../config/duration.js';
-import { defaultConfig, type Config } from '../config/schema.js';
+import { readDefaultConfig } from '../config/default-config.js';
+import type { Config } from '../config/schema.js';
 import { parseListenAddress } from '../server/listen-address.js';
 import { createLogger, LOG_FORMATS, type LogFormat, type Logger, type LogLevel } from '../server/logger.js';
 import type { WebConfig } from '../server/web-config.js';
@@ -37,9 +38,9 @@ export async function main(argv: string[]): Promise<number> {
     const format = flagString(flags, 'log.format') as LogFormat;
     if (!LOG_FORMATS.includes(format)) throw new UsageError(`--log.format must be one of ${LOG_FORMATS.join(', ')}`);
     const log = createLogger(level, undefined, format);
-    // The YAML parser is loaded only for a config file (`report` on the defaults pays for no more modules).
+    // The YAML parser and zod are loaded only for a config file (`report` on the defaults pays for neither).
     const configFile = flagString(flags, 'config.file');
-    const config = configFile === undefined ? defaultConfig() : (await import('../config/load.js')).loadConfig(configFile);
+    const config = configFile === undefined ? await readDefaultConfig() : (await import('../config/load.js')).loadConfig(configFile);
     const until = async (stop: () => Promise<void>) => {
       const signal = await signalled;
       log.info('shutting down', { signal });

@@ -8,6 +8,30 @@
  */
 export const EXPOSITION_CHUNK_CHARS = 64 * 1024;
 
+/**
+ * A family's text, collected as parts and handed out as flat strings of about EXPOSITION_CHUNK_CHARS. Joined
+ * once per piece rather than grown with `+=`: a string grown a line at a time is a deep rope, and flattening
+ * it to write it cost more than building it (~45 of ~55 ms at 46k series).
+ */
+export class TextPieces {
+  private parts: string[] = [];
+  private length = 0;
+
+  add(text: string): void {
+    this.parts.push(text);
+    this.length += text.length;
+  }
+
+  /** The text collected so far once it reaches a piece's size (or whatever there is, when `last`), else undefined. */
+  take(last = false): string | undefined {
+    if (this.length === 0 || (!last && this.length < EXPOSITION_CHUNK_CHARS)) return undefined;
+    const piece = this.parts.join('');
+    this.parts = [];
+    this.length = 0;
+    return piece;
+  }
+}
+
 /** Label pairs as they appear between the braces: `a="x",b="y"`, escaped like prom-client. */
 export function labelText(names: readonly string[], values: readonly string[]): string {
   let out = '';

@@ -2,7 +2,7 @@
 // per-line work is JSON.parse plus a handful of property reads — or, from bytes, a scan that reads only
 // those fields (scan-record.ts) and hands the same values to the same conversions.
 import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
-import { RecordScanner, scannable, TEXT, type ScanLayout } from './scan-record.js';
+import { copyOf, packed, RecordScanner, sameBytes, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type PackedBytes, type ScanLayout } from './scan-record.js';
 
 export const PARSE_ERROR_REASONS = [
   'invalid_json',
@@ -40,6 +40,19 @@ const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})$/;
 /** "2026-11-29T12:00:", the part of a canonical timestamp that changes once a minute. */
 const MINUTE_PREFIX_LENGTH = 17;
+/** The canonical form's lengths: "…:05Z" (20) to "…:05.123456789+08:00" (35). */
+const CANONICAL_MIN_LENGTH = 20;
+const CANONICAL_MAX_LENGTH = 35;
+/** Fraction digits read on the fast path (Date.parse keeps the first three and drops the rest). */
+const MAX_FRACTION_DIGITS = 9;
+/** A zone the minute cache keys on: Z or ±HH:MM (validated by Date.parse when its minute is cached). */
+const ZONE = /^(?:Z|[+-]\d{2}:\d{2})$/;
+/**
+ * What parseBytes says without a record, shared: no allocation for a line that is not one. Not frozen: a
+ * frozen object has a map of its own, and the pipeline's per-line code would then see one more shape.
+ */
+const INVALID_JSON: ParseResult = { ok: false, reason: 'invalid_json' };
+const NOT_OBJECT: ParseResult = { ok: false, reason: 'not_object' };
 /** Epoch numbers below this are seconds, above are milliseconds (1e11 s is the year 5138; 1e11 ms is 1973). */
 const EPOCH_MS_THRESHOLD = 1e11;
 
@@ -70,9 +83,10 @@ export interface RecordParserOptions {
 }
 
 type HeaderReader = (obj: JsonObject) => Record<string, string> | undefined;
-/** The minute of the last canonical timestamp seen ("2026-11-29T12:00:"), and its epoch ms. */
+/** The minute of the last canonical timestamp seen ("2026-11-29T12:00:" in zone "+08:00"), and its epoch ms. */
 interface MinuteCache {
-  prefix: string;
+  prefix: PackedBytes;
+  zone: PackedBytes;
   ms: number;
 }
 
@@ -94,7 +108,10 @@ export class RecordParser {
   /** Whether a parsed line carries a wanted header on each side (format detection only). */
   private readonly responseCarried: (obj: JsonObject) => boolean;
   private readonly requestCarried: (obj: JsonObject) => boolean;
-  private minute: MinuteCache = { prefix: '', ms: 0 };
+  private minute: MinuteCache = { prefix: packed(new Uint8Array(0)), zone: packed(new Uint8Array(0)), ms: 0 };
+  /** A string timestamp's characters as bytes, so both paths read timestamps with one function. */
+  private readonly timeScratch = new Uint8Array(CANONICAL_MAX_LENGTH);
+  private readonly timeScratchView = new DataView(this.timeScratch.buffer);
   /** The byte-level reader, when the mapping is one it can read exactly (plain top-level keys). */
   private readonly scanner: ScannedFields | undefined;
 
@@ -146,17 +163,20 @@ export class RecordParser {
 
   /**
    * The line in buf[start, end) (UTF-8, no terminator) read without decoding it, or undefined when it must
-   * be decoded and given to parse(): the result is then always the one parse() gives for the decoded line.
+   * be decoded and given to parse(). Whatever it answers is what parse() gives for the decoded line; a line
+   * that is not JSON (or not an object) is answered too, with a shared result and no string made.
    */
   parseBytes(buf: Buffer, start: number, end: number): ParseResult | undefined {
     const f = this.scanner;
-    if (f === undefined || !f.scanner.scan(buf, start, end)) return undefined;
+    if (f === undefined) return undefined;
+    const outcome = f.scanner.scan(buf, start, end);
+    if (outcome !== SCAN_READ) return outcome === SCAN_INVALID ? INVALID_JSON : outcome === SCAN_NOT_OBJECT ? NOT_OBJECT : undefined;
     let latency: number | ParseErrorReason = 'missing_latency';
-    for (let i = 0; i < f.latency.length && latency === 'missing_latency'; i++) latency = this.latencySeconds(this.scanned(f, f.latency[i] as number));
+    for (let i = 0; i < f.latency.length && latency === 'missing_latency'; i++) latency = this.scannedLatency(f, f.latency[i] as number);
     return this.record(
       latency,
       this.scannedTimeMs(f, buf),
-      this.scanned(f, f.status),
+      this.scannedStatus(f),
       this.scanned(f, f.model),
       this.scanned(f, f.route),
       this.scanned(f, f.cohort),
@@ -168,6 +188,27 @@ export class RecordParser {
   private scanned(f: ScannedFields, k: number): unknown {
     const v = f.scanner.values[k];
     return v === TEXT ? f.scanner.text(k) : v;
+  }
+
+  /** latencySeconds() of a scanned value; a plain decimal string ("0.144") is read from its bytes. */
+  private scannedLatency(f: ScannedFields, k: number): number | ParseErrorReason {
+    const sc = f.scanner;
+    if (sc.values[k] === TEXT && (sc.to[k] as number) - (sc.from[k] as number) > this.absentMaxLength) {
+      const n = sc.decimal(k);
+      if (n === n) return n * this.unit;
+    }
+    return this.latencySeconds(this.scanned(f, k));
+  }
+
+  /** statusCode() of the scanned status; "200" is read from its bytes. */
+  private scannedStatus(f: ScannedFields): number | undefined {
+    const sc = f.scanner;
+    const k = f.status;
+    if (sc.values[k] === TEXT && (sc.to[k] as number) - (sc.from[k] as number) <= 3) {
+      const n = sc.digits(k);
+      if (n >= 0) return n;
+    }
+    return this.statusCode(this.scanned(f, k));
   }
 
   /**
@@ -273,25 +314,24 @@ export class RecordParser {
   }
 
   /**
-   * timeMs() of a scanned time field. A canonical timestamp in the cached minute is read from its bytes
-   * (as canonicalTimeMs reads the string), so the string is only made when the minute changes.
+   * timeMs() of a scanned time field. A canonical timestamp is read from its bytes through the cached
+   * minute, and epoch seconds written as a string (HAProxy's "1714564801.123") as a decimal, so the string
+   * is only made when the minute changes.
    */
   private scannedTimeMs(f: ScannedFields, buf: Buffer): number | undefined | null {
     const sc = f.scanner;
-    if (sc.values[f.time] === TEXT) {
-      const s = sc.from[f.time] as number;
-      const len = (sc.to[f.time] as number) - s;
-      if (len > this.absentMaxLength && (len === 20 || len === 24) && buf[s + len - 1] === 0x5a /* Z */) {
-        const prefix = this.minute.prefix;
-        let j = 0;
-        if (prefix !== '') while (j < MINUTE_PREFIX_LENGTH && buf[s + j] === prefix.charCodeAt(j)) j++;
-        if (j === MINUTE_PREFIX_LENGTH) {
-          const ms = canonicalSecondsMs(buf[s + 17], buf[s + 18], len === 24 ? buf[s + 19] : undefined, buf[s + 20], buf[s + 21], buf[s + 22]);
-          if (ms !== undefined) return this.minute.ms + ms;
-        }
+    const k = f.time;
+    if (sc.values[k] === TEXT && sc.plain(k)) {
+      const s = sc.from[k] as number;
+      const len = (sc.to[k] as number) - s;
+      if (len > this.absentMaxLength) {
+        const ms = this.canonicalMs(buf, sc.view, s, len);
+        if (ms !== undefined) return ms;
+        const n = sc.decimal(k);
+        if (n === n) return n > 0 ? epochMs(n) : null;
       }
     }
-    return this.timeMs(this.scanned(f, f.time));
+    return this.timeMs(this.scanned(f, k));
   }
 
   /** undefined: no time in the line; null: a time that cannot be read. */
@@ -310,32 +350,64 @@ export class RecordParser {
     return this.slowTimeMs(v);
   }
 
-  /**
-   * "2026-11-29T12:00:05.250Z" or "…:05Z", the form nearly every gateway writes, without the regex and
-   * Date.parse: the minute ("2026-11-29T12:00:") is read the slow way once and cached, then only the
-   * seconds and milliseconds are new. undefined: not that form or another minute, so the slow path decides.
-   */
+  /** canonicalMs() of a string (its characters as bytes); undefined when it is not ASCII or not that form. */
   private canonicalTimeMs(v: string): number | undefined {
     const len = v.length;
-    if ((len !== 20 && len !== 24) || v.charCodeAt(len - 1) !== 0x5a /* Z */) return undefined;
-    const secondsMs = canonicalSecondsMs(v.charCodeAt(17), v.charCodeAt(18), len === 24 ? v.charCodeAt(19) : undefined, v.charCodeAt(20), v.charCodeAt(21), v.charCodeAt(22));
-    if (secondsMs === undefined) return undefined;
-    if (!this.inCachedMinute(v)) {
-      const prefix = v.slice(0, MINUTE_PREFIX_LENGTH);
-      // Only a plain UTC minute (hour 00–23) is cached; the slow path validates it like any other time.
-      const hour = Number(prefix.slice(11, 13));
-      const at = this.slowTimeMs(`${prefix}00Z`);
-      if (typeof at !== 'number' || !(hour <= 23) || prefix.charCodeAt(10) !== 0x54 /* T */) return undefined;
-      this.minute = { prefix, ms: at };
+    if (len < CANONICAL_MIN_LENGTH || len > CANONICAL_MAX_LENGTH) return undefined;
+    const scratch = this.timeScratch;
+    for (let i = 0; i < len; i++) {
+      const c = v.charCodeAt(i);
+      if (c > 0x7f) return undefined;
+      scratch[i] = c;
     }
-    return this.minute.ms + secondsMs;
+    return this.canonicalMs(scratch, this.timeScratchView, 0, len);
   }
 
-  /** Whether v starts with the cached minute; a char loop, as startsWith() showed up in profiles. */
-  private inCachedMinute(v: string): boolean {
-    const prefix = this.minute.prefix;
-    if (prefix === '') return false;
-    for (let i = 0; i < MINUTE_PREFIX_LENGTH; i++) if (v.charCodeAt(i) !== prefix.charCodeAt(i)) return false;
+  /**
+   * "2026-11-29T12:00:05.250Z", "…:05Z", "…:05+00:00" (nginx's `$time_iso8601`), "…:05.123456789Z"
+   * (Traefik): the forms gateways write, in a[s, s + len), without the regex and Date.parse. The minute
+   * ("2026-11-29T12:00:") and zone are read the slow way once and cached; then only the seconds and the
+   * fraction are new, and Date.parse keeps a fraction's first three digits, so they are added to it.
+   * undefined: not that form, or a minute that is not cached and cannot be, so the slow path decides.
+   */
+  private canonicalMs(a: Uint8Array, view: DataView<ArrayBufferLike>, s: number, len: number): number | undefined {
+    if (len < CANONICAL_MIN_LENGTH || len > CANONICAL_MAX_LENGTH) return undefined;
+    const s1 = (a[s + 17] as number) - 0x30;
+    const s2 = (a[s + 18] as number) - 0x30;
+    if (!(s1 >= 0 && s1 <= 5 && s2 >= 0 && s2 <= 9)) return undefined;
+    const end = s + len;
+    let i = s + 19;
+    let ms = 0;
+    if (a[i] === 0x2e /* . */) {
+      let digits = 0;
+      for (i++; i < end; i++) {
+        const d = (a[i] as number) - 0x30;
+        if (!(d >= 0 && d <= 9)) break;
+        if (digits < 3) ms = ms * 10 + d;
+        digits++;
+      }
+      if (digits === 0 || digits > MAX_FRACTION_DIGITS) return undefined;
+      for (let p = digits; p < 3; p++) ms *= 10;
+    }
+    const zoneLength = end - i;
+    if (zoneLength !== 1 && zoneLength !== 6) return undefined;
+    const c = this.minute;
+    if (c.zone.bytes.length !== zoneLength || !sameBytes(a, view, s, c.prefix) || !sameBytes(a, view, i, c.zone)) {
+      if (!this.cacheMinute(copyOf(a, s, s + MINUTE_PREFIX_LENGTH), copyOf(a, i, end))) return undefined;
+    }
+    return this.minute.ms + (s1 * 10 + s2) * 1000 + ms;
+  }
+
+  /** Caches a minute and zone, read the slow way; false when it is not one the fast path may add seconds to. */
+  private cacheMinute(prefixBytes: Uint8Array, zoneBytes: Uint8Array): boolean {
+    const prefix = Buffer.from(prefixBytes).toString('latin1');
+    const zone = Buffer.from(zoneBytes).toString('latin1');
+    // Only a plain minute (hour 00–23, a T) in a plain zone: Date.parse reads "T24:00:00" but not "T24:00:30".
+    const hour = Number(prefix.slice(11, 13));
+    if (!(hour <= 23) || prefix.charCodeAt(10) !== 0x54 /* T */ || !ZONE.test(zone)) return false;
+    const at = this.slowTimeMs(`${prefix}00${zone}`);
+    if (typeof at !== 'number') return false;
+    this.minute = { prefix: packed(prefixBytes), zone: packed(zoneBytes), ms: at };
     return true;
   }
 
@@ -484,61 +556,45 @@ interface ScannedFields {
   request: ScannedHeaders;
 }
 
-/** The scanner for a mapping, or undefined when a path is nested (a.b) or a key is not plain ASCII. */
+/** The scanner for a mapping, or undefined when a key cannot be matched byte for byte (scannable()). */
 function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | undefined {
-  const paths = [m.time, m.status, m.model, m.route, m.cohort, ...m.latency];
   const fields: string[] = [];
-  const slot = (key: string): number => {
-    const at = fields.indexOf(key);
-    return at >= 0 ? at : fields.push(key) - 1;
+  /** Per field: whether every use of it takes a list (labels and header values do; times and latencies do not). */
+  const lists: boolean[] = [];
+  const slot = (path: string, list: boolean): number => {
+    const at = fields.indexOf(path);
+    if (at >= 0) {
+      lists[at] = (lists[at] as boolean) && list;
+      return at;
+    }
+    lists.push(list);
+    return fields.push(path) - 1;
   };
-  const [time, status, model, route, cohort] = paths.slice(0, 5).map(slot) as [number, number, number, number, number];
-  const latency = m.latency.map(slot);
+  const time = slot(m.time, false);
+  const status = slot(m.status, false);
+  const [model, route, cohort] = [m.model, m.route, m.cohort].map((p) => slot(p, true)) as [number, number, number];
+  const latency = m.latency.map((p) => slot(p, false));
   const headerObjects: ScanLayout['headerObjects'][number][] = [];
   const side = (where: HeaderSource, wantedNames: readonly string[]): ScannedHeaders => {
     const names = [...new Set(wantedNames.map((n) => n.toLowerCase()))];
     const memo = { last: names.map(() => undefined), hasLast: false, lastHeaders: undefined };
     if (where.path !== undefined) {
-      paths.push(where.path);
-      const group = headerObjects.push({ key: where.path, names }) - 1;
+      const group = headerObjects.push({ path: where.path, names }) - 1;
       // The scanner numbers header names after the fields, object by object.
       return { names, slots: [], group, omitsMissing: false, ...memo };
     }
-    return { names, slots: names.map((n) => slot(flatHeaderField(where, n))), group: undefined, omitsMissing: where.omitsMissing === true, ...memo };
+    return { names, slots: names.map((n) => slot(flatHeaderField(where, n), true)), group: undefined, omitsMissing: where.omitsMissing === true, ...memo };
   };
   const response = side(m.responseHeaders, opts.responseHeaderNames);
   const request = side(m.requestHeaders, opts.requestHeaderNames);
-  const layout: ScanLayout = { fields, headerObjects };
-  // A header object's key also kept as a field (or both sides at one key) is left to JSON.parse.
-  if (paths.some((p) => p.includes('.')) || !scannable(layout)) return undefined;
+  const layout: ScanLayout = { fields, lists, headerObjects };
+  // A path that is both a value and an object (or both sides at one path) is left to JSON.parse.
+  if (!scannable(layout)) return undefined;
   const scanner = new RecordScanner(layout);
   for (const s of [response, request]) {
     if (s.group !== undefined) s.slots = s.names.map((_, i) => (scanner.headerBase[s.group as number] as number) + i);
   }
   return { scanner, time, latency, status, model, route, cohort, response, request };
-}
-
-/**
- * The "SS.mmm" / "SS" of a canonical timestamp (char codes at 17–22; `dot` undefined for the form without
- * milliseconds) in milliseconds, or undefined when they are not digits (seconds 00–59).
- */
-function canonicalSecondsMs(
-  s1: number | undefined,
-  s2: number | undefined,
-  dot: number | undefined,
-  m1: number | undefined,
-  m2: number | undefined,
-  m3: number | undefined,
-): number | undefined {
-  const a = (s1 ?? -1) - 0x30;
-  const b = (s2 ?? -1) - 0x30;
-  if (!(a >= 0 && a <= 5 && b >= 0 && b <= 9)) return undefined;
-  if (dot === undefined) return (a * 10 + b) * 1000;
-  const c = (m1 ?? -1) - 0x30;
-  const d = (m2 ?? -1) - 0x30;
-  const e = (m3 ?? -1) - 0x30;
-  if (dot !== 0x2e || !(c >= 0 && c <= 9 && d >= 0 && d <= 9 && e >= 0 && e <= 9)) return undefined;
-  return (a * 10 + b) * 1000 + c * 100 + d * 10 + e;
 }
 
 function epochMs(n: number): number {

@@ -26,21 +26,30 @@ export const VALID: Record<string, string[]> = {
   default: [
     '{"ts":"2024-05-01T12:00:00Z","latency_ms":180,"status":200,"model":"claude-3","route":"/v1/messages","cohort":"stable","response_headers":{"x-anthropic-layer-id":"zero-plane-v1","x-anthropic-delay-profile":"warmup=hit, degraded=?0, mode=balanced","x-anthropic-cached":"true","x-anthropic-downgrade-reason":"context_too_long"},"request_headers":{"x-anthropic-experimental":"zero-plane-2024"}}',
     '{"ts":1714564800.5,"latency_ms":"0.183, 0.2","status":"503","response_headers":{"X-Anthropic-Layer-Id":["zero-plane-v2","x"],"x-anthropic-delay-profile":"degraded=?1;q=1, warmup=(a b)"}}',
+    // The bench's shapes (bench/shapes.mjs): keys in another order; Chinese text in kept and skipped fields
+    // with a +08:00 time; an escape and a raw U+00A0 in the opt-in header; a one-item list of a header.
+    '{"request_headers":{"x-anthropic-experimental":"zero-plane-2024"},"response_headers":{"x-anthropic-delay-profile":"warmup=hit, degraded=?0, mode=balanced","x-anthropic-layer-id":"zero-plane-v1"},"cohort":"stable","route":"/v1/complete","model":"claude-opus-4","status":200,"latency_ms":147.642,"request_id":"9d9f6348bc2f","ts":"2026-11-01T00:00:00.011Z"}',
+    '{"ts":"2026-11-01T08:00:00.011+08:00","request_id":"9d9f6348bc2f","latency_ms":147.642,"status":200,"model":"claude-opus-4","route":"/v1/对话/补全","cohort":"金丝雀","note":"请求完成","response_headers":{"x-anthropic-layer-id":"standard-v3","x-anthropic-downgrade-reason":"上下文过长"},"request_headers":{"x-anthropic-experimental":"zero-plane-2024\\u200b"}}',
+    '{"ts":"2026-11-01T00:00:00.5-05:30","latency_ms":150,"model":"m\\"x\\"","route":"/v1/\\u6d88\\u606f","response_headers":{"x-anthropic-layer-id":["zero-plane-v1"],"x-anthropic-cached":[]},"request_headers":{"x-anthropic-experimental":"zero-plane-2024\u00a0"}}',
   ],
   'nginx-json': [
     '{"time_iso8601":"2024-05-01T12:00:01+00:00","request_time":"0.180","status":"200","uri":"/v1/messages","http_x_model":"claude-3","upstream_http_x_anthropic_layer_id":"zero-plane-v1","upstream_http_x_anthropic_delay_profile":"warmup=hit, degraded=?0, mode=balanced","upstream_http_x_anthropic_cached":"","upstream_http_x_anthropic_downgrade_reason":"","http_x_anthropic_experimental":"zero-plane-2024"}',
     '{"time_iso8601":"-","request_time":"0.050 : 0.183","status":"499","uri":"/","upstream_http_x_anthropic_layer_id":"-","http_x_anthropic_experimental":"zero-plane-2024\\u200b"}',
+    '{"time_iso8601":"2026-11-01T00:00:00+00:00","remote_addr":"10.0.0.3","request_method":"POST","request_time":"0.154","upstream_response_time":"0.154","status":"200","body_bytes_sent":"1412","uri":"/v1/complete","http_user_agent":"Mozilla/5.0 (compatible; \\"bot\\")","http_x_model":"claude-sonnet-4","http_x_cohort":"canary","upstream_http_x_anthropic_layer_id":"zero-plane-v1","upstream_http_x_anthropic_delay_profile":"warmup=miss, degraded=?0, mode=balanced","upstream_http_x_anthropic_cached":"","upstream_http_x_anthropic_downgrade_reason":"","http_x_anthropic_experimental":"zero-plane-2024","request_id":"480a8fddda82"}',
   ],
   'envoy-json': [
     '{"start_time":"2024-05-01T12:00:01.123Z","method":"POST","path":"/v1/messages","duration":180,"response_code":200,"route_name":"messages","model":"claude-3","resp_x_anthropic_layer_id":"zero-plane-v1","resp_x_anthropic_delay_profile":"warmup=hit, mode=adaptive","resp_x_anthropic_cached":"-","resp_x_anthropic_downgrade_reason":"-","req_x_anthropic_experimental":" zero-plane-2024"}',
+    '{"start_time":"2026-11-01T00:00:00.011Z","method":"POST","path":"/v1/complete","protocol":"HTTP/1.1","response_code":200,"response_flags":"-","bytes_received":412,"bytes_sent":1114,"duration":148,"upstream_service_time":"147","x_forwarded_for":null,"user_agent":"anthropic-sdk-python/0.40.0","request_id":"9d9f6348bc2f","authority":"llm.example","upstream_host":"10.0.0.7:8443","route_name":"complete","model":"claude-opus-4","cohort":"stable","resp_x_anthropic_layer_id":"zero-plane-v1","resp_x_anthropic_delay_profile":"warmup=hit, degraded=?0, mode=balanced","resp_x_anthropic_cached":null,"resp_x_anthropic_downgrade_reason":null,"req_x_anthropic_experimental":"zero-plane-2024"}',
     '{"start_time":"2024-05-01T12:00:02.000Z","duration":612,"response_code":429,"route_name":"messages","model":null,"resp_x_anthropic_layer_id":null,"resp_x_anthropic_delay_profile":"mode=strict","resp_x_anthropic_cached":null,"resp_x_anthropic_downgrade_reason":"context_too_long","req_x_anthropic_experimental":null}',
   ],
   'caddy-json': [
     '{"level":"info","ts":1714564801.123456,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"41342","proto":"HTTP/1.1","method":"POST","host":"llm.example","uri":"/v1/messages","headers":{"X-Model":["claude-3"],"X-Cohort":["canary"],"X-Anthropic-Experimental":["zero-plane-2024"],"Content-Type":["application/json"]}},"user_id":"","duration":0.180123,"size":271,"status":200,"resp_headers":{"X-Anthropic-Layer-Id":["zero-plane-v1"],"X-Anthropic-Delay-Profile":["warmup=hit, degraded=?0, mode=balanced"],"Server":["Caddy"],"Content-Type":[]}}',
     '{"level":"error","ts":1714564802.5,"msg":"handled request","request":{"uri":"/v1/local","headers":{"User-Agent":["curl/8"]}},"duration":0.000015,"status":429,"resp_headers":{"Server":["Caddy"]}}',
+    '{"level":"info","ts":1793491200.011000,"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"10.0.0.11","remote_port":"54731","client_ip":"10.0.0.11","proto":"HTTP/1.1","method":"POST","host":"llm.example","uri":"/v1/complete","headers":{"X-Cohort":["stable"],"Content-Type":["application/json"],"Content-Length":["412"],"User-Agent":["anthropic-sdk-python/0.40.0"],"X-Anthropic-Experimental":["zero-plane-2024"],"X-Model":["claude-opus-4"]}},"bytes_read":412,"user_id":"","duration":0.147642000,"size":1114,"status":200,"resp_headers":{"X-Anthropic-Layer-Id":["zero-plane-v1"],"X-Anthropic-Delay-Profile":["warmup=hit, degraded=?0, mode=balanced"],"Content-Type":["application/json; charset=utf-8"],"Date":["Sun, 01 Nov 2026 00:00:00 GMT"],"Server":["Caddy"],"Request-Id":["req_9d9f6348bc2f"]}}',
   ],
   'haproxy-json': [
     '{"accept_ts":"1714564801.123","ta_ms":"180","status":"200","path":"/v1/messages","capture_req_x_model":"claude-3","capture_req_x_cohort":"-","capture_req_x_anthropic_experimental":"zero-plane-2024","capture_res_x_anthropic_layer_id":"zero-plane-v1","capture_res_x_anthropic_delay_profile":"warmup=miss, degraded=?1, mode=strict","capture_res_x_anthropic_cached":"-","capture_res_x_anthropic_downgrade_reason":"-"}',
+    '{"accept_ts":"1793491200.011","ta_ms":"148","status":"200","path":"/v1/对话","capture_req_x_anthropic_experimental":"zero-plane-2024","capture_req_x_model":"claude-opus-4","capture_req_x_cohort":"稳定","capture_res_x_anthropic_layer_id":"zero-plane-v1","capture_res_x_anthropic_delay_profile":"warmup=hit, degraded=?0, mode=balanced","capture_res_x_anthropic_cached":"-","capture_res_x_anthropic_downgrade_reason":"-"}',
     '{"accept_ts":"1714564802.044","ta_ms":"0","status":"429","path":"/v1/local","capture_req_x_model":"-","capture_req_x_cohort":"-","capture_req_x_anthropic_experimental":"zero-plane-2024\\u200b","capture_res_x_anthropic_layer_id":"-","capture_res_x_anthropic_delay_profile":"-","capture_res_x_anthropic_cached":"-","capture_res_x_anthropic_downgrade_reason":"-"}',
   ],
   'kong-json': [
@@ -49,6 +58,7 @@ export const VALID: Record<string, string[]> = {
   ],
   'traefik-json': [
     '{"ClientHost":"10.0.3.36","DownstreamContentSize":271,"DownstreamStatus":200,"Duration":180123456,"OriginDuration":178000000,"OriginStatus":200,"RequestMethod":"POST","RequestPath":"/v1/messages","RetryAttempts":0,"RouterName":"llm@file","StartUTC":"2024-05-01T12:00:01.123456789Z","downstream_X-Anthropic-Layer-Id":"zero-plane-v1","downstream_X-Anthropic-Delay-Profile":"warmup=hit, degraded=?0, mode=adaptive","request_X-Anthropic-Experimental":"zero-plane-2024","request_X-Model":"claude-3","entryPointName":"web","level":"info","msg":"","time":"2024-05-01T12:00:01Z"}',
+    '{"ClientHost":"10.0.0.11","DownstreamStatus":200,"Duration":147642000,"RouterName":"complete@file","StartUTC":"2026-11-01T00:00:00.011087109Z","downstream_X-Anthropic-Delay-Profile":"warmup=hit, degraded=?0, mode=balanced","downstream_X-Anthropic-Layer-Id":"zero-plane-v1","request_X-Anthropic-Experimental":"zero-plane-2024","request_X-Cohort":"stable","request_X-Model":"claude-opus-4","time":"2026-11-01T00:00:00Z"}',
     '{"DownstreamStatus":429,"Duration":126189,"OriginStatus":0,"RouterName":"llm@file","StartUTC":"2024-05-01T12:00:02Z","request_X-Anthropic-Experimental":"zero-plane-2024 ","level":"info","msg":""}',
   ],
 };
@@ -106,7 +116,9 @@ export const fieldValue = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.double(),
   fc.integer(),
-  fc.constantFrom('-', '', '0.183', '0.050, 0.183', '1e400', '-5', 'NaN', 'Infinity', '2024-05-01T12:00:00Z', '2024-02-30T25:61:00+99:99', '1714564800', '0x10'),
+  fc.constantFrom('-', '', '0.183', '0.050, 0.183', '1e400', '-5', 'NaN', 'Infinity', '2024-05-01T12:00:00Z', '2024-02-30T25:61:00+99:99', '1714564800', '0x10', '007', '1714564800.123', '0.', '.5'),
+  fc.constantFrom('2024-05-01T12:00:00+00:00', '2024-05-01T20:00:00.5+08:00', '2024-05-01T12:00:00.123456789Z', '2024-05-01T12:00:00.1234567890Z', '2024-05-01T12:00:00-00:00', '2024-05-01T12:00:00+24:00', '2024-05-01T24:00:00+01:00', '2024-05-01T12:00:60Z'),
+  fc.constantFrom('/v1/消息', '稳定', '上下文过长', 'caf\u00e9', 'zero-plane-2024\u200b', 'a"b\\c', '\ud800'),
   fc.constantFrom('zero-plane-v1', 'zero-plane-v', 'ZERO-PLANE-V1', 'warmup=hit, degraded=?1, mode=strict', 'degraded=?1;a', 'warmup=', 'zero-plane-2024', '\u200bzero-plane-2024', 'Zero-Plane-2024 '),
   fc.string({ unit: 'binary', maxLength: 40 }),
 );

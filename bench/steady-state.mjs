@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// One contender's per-line work in steady state, in one process over a file held in memory, repeated:
+// what bench/instructions.mjs counts under valgrind. No file reads, no start-up, no JIT warm-up in the
+// difference between two round counts.
+//   node bench/steady-state.mjs CONTENDER FILE PRESET ROUNDS
+// CONTENDER: `baseline` (readline over the bytes + JSON.parse of every line, as bench/baseline-readline.mjs)
+// or `report` (the bytes through LineSplitter into a report pipeline on the preset, as `report` on one
+// thread). Prints the lines seen, so a run that read nothing is noticed.
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
+const CHUNK = 1 << 20;
+
+const [contender, file, preset, roundsArg] = process.argv.slice(2);
+const rounds = Number(roundsArg);
+const data = readFileSync(file);
+const chunks = [];
+for (let at = 0; at < data.length; at += CHUNK) chunks.push(data.subarray(at, Math.min(data.length, at + CHUNK)));
+
+let lines = 0;
+if (contender === 'baseline') {
+  for (let r = 0; r < rounds; r++) {
+    const rl = createInterface({ input: Readable.from(chunks), crlfDelay: Infinity });
+    let objects = 0;
+    rl.on('line', (line) => {
+      lines++;
+      try {
+        if (typeof JSON.parse(line).latency_ms === 'number') objects++;
+      } catch {
+        // counted as read
+      }
+    });
+    await new Promise((done) => rl.on('close', done));
+  }
+} else if (contender === 'report') {
+  const { defaultConfig } = await dist('config/schema.js');
+  const { Pipeline } = await dist('pipeline.js');
+  const { LineSplitter } = await dist('source/line-splitter.js');
+  const base = defaultConfig();
+  const config = { ...base, input: { ...base.input, preset } };
+  for (let r = 0; r < rounds; r++) {
+    const pipeline = new Pipeline(config, { keepTotals: true });
+    const splitter = new LineSplitter(config.input.maxLineBytes, pipeline, file);
+    for (const c of chunks) splitter.push(c);
+    splitter.flush();
+    pipeline.finish();
+    lines += pipeline.metrics.lines.sum();
+  }
+} else {
+  throw new Error('usage: node bench/steady-state.mjs baseline|report FILE PRESET ROUNDS');
+}
+process.stdout.write(`${JSON.stringify({ lines })}\n`);
