@@ -43,7 +43,7 @@ export async function runReport(config: Config, args: ReportArgs, out: (text: st
 }
 
 /** What the first lines of each input showed, as plain lines for stderr (the decision itself only at debug). */
-function inputHints(hint: (text: string) => void, log: Logger | undefined): InputEvents {
+export function inputHints(hint: (text: string) => void, log: Logger | undefined): InputEvents {
   return {
     decided: (source, preset, how) => log?.debug('input preset', { source, preset, how }),
     notUnderstood: (source, h) => {
