@@ -34,7 +34,9 @@ interface Row {
   hitRequests: number | null;
   hitRate: number | null;
   aboveCeiling: number | null;
+  p99Drift: number | null;
   degraded: number | null;
+  warmupEfficiency: number | null;
 }
 interface Backtest {
   steps: Row[];
@@ -175,12 +177,14 @@ describe('backtest and export against Prometheus 2.42 (promtool backfill, the ge
     expect(start % STEP_S).toBe(0);
   });
 
-  it('at every step the hit rate, the share above the ceiling and the degraded increase are Prometheus\' (counts exact, ratios to 1e-9)', async () => {
+  it('at every step the four signals, the share above the ceiling and the traffic guard are Prometheus\' (counts exact, ratios to 1e-9)', async () => {
     const series = async (q: string) => byTime(await queryRange(q));
     const hitRate = await series('zero_plane:hit_rate:ratio_rate5m');
     const above = await series('zero_plane:latency_above_ceiling:ratio_rate5m');
     const degraded = await series('zero_plane:degraded_requests:increase5m');
     const hitCount = await series('zero_plane:request_duration_seconds_count:rate5m * 300');
+    const drift = await series('zero_plane:p99_drift:ratio_rate5m');
+    const warmup = await series('zero_plane:warmup_efficiency:ratio_rate5m');
     let compared = 0;
     // The first step is the timeline's first sample: a rate needs two.
     for (const row of backtest.steps.slice(1)) {
@@ -192,7 +196,12 @@ describe('backtest and export against Prometheus 2.42 (promtool backfill, the ge
       };
       expect(at(degraded, 'degraded'), row.time).toBe(row.degraded);
       expect(at(hitCount, 'hit requests'), row.time).toBeCloseTo(row.hitRequests as number, 9);
-      for (const [m, value, what] of [[hitRate, row.hitRate, 'hit rate'], [above, row.aboveCeiling, 'above ceiling']] as const) {
+      for (const [m, value, what] of [
+        [hitRate, row.hitRate, 'hit rate'],
+        [above, row.aboveCeiling, 'above ceiling'],
+        [drift, row.p99Drift, 'p99 drift'],
+        [warmup, row.warmupEfficiency, 'warm-up efficiency'],
+      ] as const) {
         const v = at(m, what);
         if (value === null) expect(Number.isNaN(v), `${what} at ${row.time}`).toBe(true);
         else expect(Math.abs(v - value), `${what} at ${row.time}: ${v} vs ${value}`).toBeLessThan(1e-9);
