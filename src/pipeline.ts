@@ -30,7 +30,20 @@ export interface PipelineOptions {
    * file continues the watch of the thread that read the first half.
    */
   keepWatchOutcomes?: boolean;
+  /**
+   * Only the counters and the histogram, no window or totals (a replay of old logs, src/history, computes
+   * its windows from the counters as the rules do).
+   */
+  countersOnly?: boolean;
+  /**
+   * Given every line once it is read (a record, or why the line is not one) instead of counting it:
+   * src/history holds lines back to count them in the order of their own time, with count().
+   */
+  hold?: (parsed: ParseResult, source: string) => void;
 }
+
+/** A line over input.maxLineBytes, as the pipeline counts it. */
+const TOO_LONG: ParseResult = Object.freeze({ ok: false, reason: 'too_long' });
 
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 /** Index of 'unknown' in a RequestSeries row, after the five classes. */
@@ -96,6 +109,8 @@ export class Pipeline implements LineSink {
   private readonly inputs: SourceInputs<SourceState>;
   /** By defect, or by state when there is none (the two sets of names do not overlap). */
   private readonly optInSeries = new Map<string, SeriesHandle>();
+  private readonly countersOnly: boolean;
+  private readonly hold: PipelineOptions['hold'];
 
   constructor(readonly config: Config, opts: PipelineOptions = {}) {
     this.clock = opts.clock ?? Date.now;
@@ -125,6 +140,8 @@ export class Pipeline implements LineSink {
     this.total = opts.keepTotals ? new Aggregate(config.window.quantileRelativeAccuracy) : undefined;
     this.statusCodes = opts.keepTotals ? new Array<number>(STATUS_CODES).fill(0) : undefined;
     this.delayProfileHeader = config.headers.delayProfile.name.toLowerCase();
+    this.countersOnly = opts.countersOnly === true;
+    this.hold = opts.hold;
   }
 
   line(text: string, source: string): void {
@@ -154,9 +171,13 @@ export class Pipeline implements LineSink {
 
   oversize(source: string): void {
     const src = this.sourceState(source);
-    src.lines.value++;
-    this.metrics.parseErrors.inc(['too_long']);
+    this.add(TOO_LONG, src);
     this.inputs.oversize(src);
+  }
+
+  /** Counts a line that `hold` was given (a replay, in the order of the lines' own time). */
+  count(parsed: ParseResult, source: string): void {
+    this.countLine(parsed, this.sourceState(source));
   }
 
   /**
@@ -192,6 +213,11 @@ export class Pipeline implements LineSink {
   }
 
   private add(parsed: ParseResult, src: SourceState): void {
+    if (this.hold === undefined) this.countLine(parsed, src);
+    else this.hold(parsed, src.name);
+  }
+
+  private countLine(parsed: ParseResult, src: SourceState): void {
     const m = this.metrics;
     src.lines.value++;
     if (!parsed.ok) {
@@ -226,6 +252,7 @@ export class Pipeline implements LineSink {
       src.lastRecord.value = timeSeconds;
     }
 
+    if (this.countersOnly) return;
     if (this.total === undefined) this.window.add(s, r.latencySeconds, r.timeMs);
     else this.total.add(s, r.latencySeconds);
   }

@@ -2,7 +2,7 @@
 // declared once here: the parser and `--help` read the same table, so help never lies about a default.
 import { parseArgs } from 'node:util';
 
-export type Command = 'serve' | 'report' | 'generate' | 'demo' | 'simulate' | 'load';
+export type Command = 'serve' | 'report' | 'backtest' | 'export' | 'generate' | 'demo' | 'simulate' | 'load';
 
 export interface FlagSpec {
   name: string;
@@ -14,8 +14,11 @@ export interface FlagSpec {
   commands: readonly Command[];
 }
 
+const ALL: readonly Command[] = ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load'];
+
+/** Every flag; a name may appear once per command (`--format` has its own formats and default per command). */
 export const FLAGS: readonly FlagSpec[] = [
-  { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report', 'generate', 'demo'] },
+  { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report', 'backtest', 'export', 'generate', 'demo'] },
   {
     name: 'web.listen-address',
     type: 'string',
@@ -53,21 +56,44 @@ export const FLAGS: readonly FlagSpec[] = [
     commands: ['serve'],
   },
   { name: 'tail.start-at', type: 'string', help: 'Where to start in files that already exist: end (new lines only) or start.', default: 'end', commands: ['serve'] },
-  { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
-  { name: 'log.format', type: 'string', help: 'Log format on stderr: json (one object per line) or logfmt (key=value, as Prometheus writes).', default: 'json', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
+  { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ALL },
+  { name: 'log.format', type: 'string', help: 'Log format on stderr: json (one object per line) or logfmt (key=value, as Prometheus writes).', default: 'json', commands: ALL },
   { name: 'format', type: 'string', help: 'Output format: text or json.', default: 'text', commands: ['report'] },
+  { name: 'format', type: 'string', help: 'Output format: text (the per-step table, then what fired when), json, or csv (the per-step table only).', default: 'text', commands: ['backtest'] },
+  { name: 'format', type: 'string', help: 'Output format: openmetrics (for promtool tsdb create-blocks-from openmetrics).', default: 'openmetrics', commands: ['export'] },
+  {
+    name: 'step',
+    type: 'string',
+    help: 'Evaluation step on the log\'s timeline; must divide pack.rateWindow and every SLO window. Default: pack.evaluationInterval (30s unless configured).',
+    commands: ['backtest'],
+  },
+  { name: 'step', type: 'string', help: 'Scrape step: the counters are written as scraped every this long, in whole seconds; it should divide pack.evaluationInterval and pack.rateWindow.', default: '15s', commands: ['export'] },
+  {
+    name: 'out',
+    type: 'string',
+    help: 'Write one OpenMetrics file per 2 h block (the TSDB\'s block size) into this directory instead of one exposition on stdout: much faster to backfill a long span.',
+    commands: ['export'],
+  },
+  {
+    name: 'label',
+    type: 'string',
+    help: 'A target label NAME=VALUE on every series, as the scrape would add it; repeat for more. job and instance default to the job in pack.selector (else zero-plane-exporter) and "backfill".',
+    multiple: true,
+    commands: ['export'],
+  },
   { name: 'fail-on', type: 'string', help: 'Exit 3 when this condition holds: P0, or comma-separated alert names.', commands: ['report'] },
   { name: 'out', type: 'string', help: 'Directory to write the alerting pack to.', default: 'alerts', commands: ['generate'] },
   { name: 'dashboards.out', type: 'string', help: 'Directory to write the Grafana dashboards, provisioning files and ConfigMaps to.', default: 'dashboards', commands: ['generate'] },
   { name: 'deploy.out', type: 'string', help: 'Directory to write the deployment files to: Kubernetes manifests with kustomization, systemd units.', default: 'deploy', commands: ['generate'] },
   { name: 'mixin.out', type: 'string', help: 'Directory of the jsonnet mixin: its generated/ part (rules, alerts, dashboards with _config tokens) is written there.', default: 'mixin', commands: ['generate'] },
-  { name: 'help', type: 'boolean', help: 'Show this help.', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
-  { name: 'version', type: 'boolean', help: 'Show the version.', commands: ['serve', 'report', 'generate', 'demo', 'simulate', 'load'] },
+  { name: 'help', type: 'boolean', help: 'Show this help.', commands: ALL },
+  { name: 'version', type: 'boolean', help: 'Show the version.', commands: ALL },
 ];
 
 export class UsageError extends Error {}
 
 export interface ParsedFlags {
+  command: Command;
   values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];
 }
@@ -80,7 +106,7 @@ export function parseFlags(command: Command, args: string[]): ParsedFlags {
   }
   try {
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
-    return { values: values as ParsedFlags['values'], positionals };
+    return { command, values: values as ParsedFlags['values'], positionals };
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
@@ -91,7 +117,7 @@ export function flagString(flags: ParsedFlags, name: string): string | undefined
   const v = flags.values[name];
   if (Array.isArray(v)) return v.at(-1);
   if (v !== undefined) return String(v);
-  return FLAGS.find((f) => f.name === name)?.default;
+  return FLAGS.find((f) => f.name === name && f.commands.includes(flags.command))?.default;
 }
 
 /** Every value of a repeatable flag, in order; undefined when it was not given. */
@@ -104,6 +130,10 @@ export function flagStrings(flags: ParsedFlags, name: string): string[] | undefi
 const USAGE: Record<Command, string> = {
   serve:
     'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.',
+  backtest:
+    'usage: zero-plane-exporter backtest [flags] FILE...\n\nReplays gateway logs (any order of files, gzip, - for stdin) on their own timeline and evaluates the pack\'s alerts at every step,\nwith the rules\' windows, thresholds, for: durations and traffic guards: when each alert would have fired, and the first P0.\nRecords without a time, far-out times and records later than history.lateness are skipped and counted.\nExit codes: 0 done, 1 runtime failure or no line became a record on the timeline, 2 bad usage or config.',
+  export:
+    'usage: zero-plane-exporter export --format openmetrics [flags] FILE...\n\nReplays gateway logs on their own timeline and writes the exporter\'s counters and histograms as they would have been scraped\nat every step, with timestamps, every series from the first step: for promtool tsdb create-blocks-from openmetrics OUT DIR.\nExit codes: 0 done, 1 runtime failure or no line became a record on the timeline, 2 bad usage or config.',
   report:
     'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin; pipes, FIFOs and <(cmd) too) and prints the signals over all of them.\nThe log format is detected per file (nginx, Envoy, Caddy, HAProxy, Kong, Traefik, default) unless input.preset names one.\nExit codes: 0 done, 1 runtime failure or no line became a record, 2 bad usage or config, 3 the --fail-on condition held, 143/130 stopped by SIGTERM/SIGINT.',
   generate:

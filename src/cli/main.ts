@@ -12,7 +12,7 @@ import { flagString, flagStrings, helpText, parseFlags, UsageError, type Command
 import { VERSION } from './version.js';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
-const COMMANDS: readonly Command[] = ['serve', 'report', 'generate', 'demo', 'simulate', 'load'];
+const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load'];
 
 export async function main(argv: string[]): Promise<number> {
   const named = COMMANDS.find((c) => c === argv[0]);
@@ -65,6 +65,24 @@ export async function main(argv: string[]): Promise<number> {
         // A read that cannot be cancelled (an open() of a FIFO with no writer) would keep the process alive.
         if (interrupt.signal.aborted) setTimeout(() => process.exit(code), 200).unref();
         return code;
+      }
+      case 'backtest': {
+        const [{ runBacktest }, { outputStream }] = await Promise.all([import('./backtest-command.js'), import('./output-stream.js')]);
+        return await runBacktest(
+          config,
+          { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step') },
+          outputStream(process.stdout),
+          (text) => process.stderr.write(text),
+        );
+      }
+      case 'export': {
+        const [{ runExport }, { outputStream }] = await Promise.all([import('./export-command.js'), import('./output-stream.js')]);
+        return await runExport(
+          config,
+          { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step') as string, out: flagString(flags, 'out'), labels: flagStrings(flags, 'label') },
+          outputStream(process.stdout),
+          (text) => process.stderr.write(text),
+        );
       }
       case 'generate': {
         noPositionals(flags, command);

@@ -77,7 +77,7 @@ export async function runReport(
 }
 
 /** What the first lines of each input showed, as plain lines for stderr (the decision itself only at debug). */
-function inputHints(hint: (text: string) => void, log: Logger | undefined): InputEvents {
+export function inputHints(hint: (text: string) => void, log: Logger | undefined): InputEvents {
   return {
     decided: (source, preset, how) => log?.debug('input preset', { source, preset, how }),
     notUnderstood: (source, h) => {

@@ -15,6 +15,16 @@ const duration = z.string().transform((text, ctx) => {
   return ms;
 });
 
+/** An RFC 3339 time, as epoch milliseconds. */
+const instant = z.string().transform((text, ctx) => {
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) ? Date.parse(text) : Number.NaN;
+  if (!Number.isFinite(ms)) {
+    ctx.addIssue({ code: 'custom', message: `"${text}" is not an RFC 3339 time such as 2000-01-01T00:00:00Z` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
 const regex = z.string().transform((text, ctx) => {
   try {
     return new RegExp(text);
@@ -397,6 +407,30 @@ export const slosSchema = z
     }
   });
 
+/**
+ * `backtest` and `export`: old logs replayed on their own timeline. Each record is placed at its own time;
+ * these say how far out of order it may come and which times are not believed.
+ */
+export const historySchema = z
+  .object({
+    /**
+     * How long after a step ends its records may still arrive (in the order of the lines): gateways that log a
+     * request's start time (Envoy, Kong, Traefik, HAProxy) write it out of order by up to its duration. A
+     * later record is counted as late and skipped. Records this recent are held in memory.
+     */
+    lateness: duration.default(120_000),
+    /**
+     * A record this far from its file's timeline (the median of its last three records) is far-out, unless the
+     * two records after it agree with it: then the log jumped (a quiet night, a restart) and the timeline moves.
+     */
+    maxJump: duration.default(86_400_000),
+    /** Records before this time are far-out (epoch 0 from an unset clock, 1970). */
+    notBefore: instant.default(Date.parse('2000-01-01T00:00:00Z')),
+    /** Records more than this after the command's own clock are far-out (the year 3000). */
+    maxAhead: duration.default(86_400_000),
+  })
+  .strict();
+
 export const dashboardsSchema = z
   .object({
     /** Grafana's `editable`: off, so a provisioned dashboard is changed in the generator, not in the UI. */
@@ -521,6 +555,7 @@ export const configSchema = z
     pack: packSchema.default(() => packSchema.parse({})),
     alerts: alertsSchema.default(() => alertsSchema.parse({})),
     slos: slosSchema.default(() => slosSchema.parse({})),
+    history: historySchema.default(() => historySchema.parse({})),
     dashboards: dashboardsSchema.default(() => dashboardsSchema.parse({})),
     alertmanager: alertmanagerSchema.default(() => alertmanagerSchema.parse({})),
     checkpoint: checkpointSchema.default(() => checkpointSchema.parse({})),

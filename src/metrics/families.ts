@@ -1,7 +1,8 @@
 // Plain labelled counters, gauges and histograms for the per-line hot path: a Map lookup and an add,
 // no prom-client objects. They are turned into exposition only at scrape time (chunks(), exposition.ts).
 // A family given a SeriesLimit never holds more than its maxSeries series plus their overflow series.
-import { familyHeader, labelText, TextPieces, valueText } from './exposition.js';
+import { EXPOSITION_CHUNK_CHARS, familyHeader, labelText, TextPieces, valueText } from './exposition.js';
+import { canonicalNumber, openMetricsFamilyName, openMetricsHeader, openMetricsSeconds, openMetricsValue } from './openmetrics.js';
 import { keyOf, SeriesLimit, type SeriesLimitOptions } from './series-limit.js';
 
 /**
@@ -14,11 +15,19 @@ export interface SeriesHandle {
   value: number;
 }
 
-type Series = SeriesHandle;
+interface Series extends SeriesHandle {
+  /**
+   * When this process created the series (epoch ms), for OpenMetrics' `_created`; undefined for a series
+   * restored from a checkpoint, which continues a count begun before this process.
+   */
+  created: number | undefined;
+}
 
 abstract class ScalarFamily {
   protected readonly series = new Map<string, Series>();
   private readonly lineTexts: LineTexts<Series, string>;
+  /** Each series' escaped labels, for OpenMetrics (made only when a scraper asks for it). */
+  private readonly labelTexts: LineTexts<Series, string>;
   /** Undefined: unbounded (families whose labels are all closed sets, such as a build-info gauge). */
   readonly limit: SeriesLimit | undefined;
 
@@ -33,6 +42,7 @@ abstract class ScalarFamily {
       const labels = labelText(labelNames, s.labels);
       return `\n${name}${labels === '' ? '' : `{${labels}}`} `;
     });
+    this.labelTexts = new LineTexts((s) => labelText(labelNames, s.labels));
     this.limit = limit === undefined ? undefined : new SeriesLimit(name, labelNames, limit);
   }
 
@@ -82,6 +92,11 @@ abstract class ScalarFamily {
     return [...this.series.values()].map((s) => [s.labels, s.value]);
   }
 
+  /** The series themselves, in the order they were created (new ones come last); read, do not change. */
+  eachSeries(): IterableIterator<SeriesHandle> {
+    return this.series.values();
+  }
+
   /**
    * Sets series to saved values (a checkpoint), creating them as needed. Handles resolved before or after
    * stay valid: an existing series keeps its object and only its value changes. Rows whose label count
@@ -96,6 +111,7 @@ abstract class ScalarFamily {
       const s = this.cell(this.limit?.restoreLabels(labels) ?? labels, false);
       if (!restored.has(s)) s.value = value;
       else s.value = this.type === 'counter' ? s.value + value : Math.max(s.value, value);
+      s.created = undefined;
       restored.add(s);
     }
   }
@@ -114,7 +130,7 @@ abstract class ScalarFamily {
         if (counted) this.limit?.overflowed();
         return this.cell(overflow, false);
       }
-      s = { labels: [...values], value: 0 };
+      s = { labels: [...values], value: 0, created: Date.now() };
       this.series.set(keyOf(values), s);
     }
     return s;
@@ -137,6 +153,30 @@ abstract class ScalarFamily {
     }
     const last = out.take(true);
     if (last !== undefined) yield last;
+  }
+
+  /**
+   * The family in OpenMetrics 1.0, in pieces like chunks() (no final newline): a counter as `<family>_total`
+   * with its `<family>_created`, a gauge as itself.
+   */
+  *openMetricsChunks(): Generator<string> {
+    const family = openMetricsFamilyName(this.name, this.type);
+    let out = openMetricsHeader(family, this.help, this.type);
+    for (const s of this.series.values()) {
+      const labels = this.labelTexts.of(s);
+      const braces = labels === '' ? '' : `{${labels}}`;
+      if (this.type === 'gauge') {
+        out += `\n${this.name}${braces} ${openMetricsValue(s.value)}`;
+      } else {
+        out += `\n${family}_total${braces} ${openMetricsValue(s.value)}`;
+        if (s.created !== undefined) out += `\n${family}_created${braces} ${openMetricsSeconds(s.created)}`;
+      }
+      if (out.length >= EXPOSITION_CHUNK_CHARS) {
+        yield out;
+        out = '';
+      }
+    }
+    if (out !== '') yield out;
   }
 }
 
@@ -180,6 +220,8 @@ export class HistogramSeries {
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
+  /** When this process created the series (epoch ms), for OpenMetrics' `_created`; undefined when restored. */
+  created: number | undefined = Date.now();
 
   constructor(
     readonly labels: readonly string[],
@@ -217,6 +259,10 @@ export class HistogramFamily {
   private readonly series = new Map<string, HistogramSeries>();
   /** Per series: its lines up to the value, one per bucket (+Inf last), then _sum and _count. */
   private readonly lineTexts: LineTexts<HistogramSeries, readonly string[]>;
+  /** The bounds as OpenMetrics writes `le`: canonical numbers (10 is "10.0"). */
+  private readonly openMetricsLe: string[];
+  /** Each series' escaped labels, for OpenMetrics. */
+  private readonly labelTexts: LineTexts<HistogramSeries, string>;
   /** Bounds the label sets (each is one series of buckets, _sum and _count). */
   readonly limit: SeriesLimit | undefined;
 
@@ -234,6 +280,8 @@ export class HistogramFamily {
       const plain = labels === '' ? '' : `{${labels}}`;
       return [...leLabels.map((le) => `\n${name}_bucket${open}le="${le}"} `), `\n${name}_sum${plain} `, `\n${name}_count${plain} `];
     });
+    this.openMetricsLe = bounds.map(canonicalNumber);
+    this.labelTexts = new LineTexts((s) => labelText(labelNames, s.labels));
     this.limit = limit === undefined ? undefined : new SeriesLimit(name, labelNames, limit);
   }
 
@@ -279,6 +327,11 @@ export class HistogramFamily {
     return this.series.has(keyOf(values));
   }
 
+  /** The series themselves, in the order they were created (new ones come last); read, do not change. */
+  eachSeries(): IterableIterator<HistogramSeries> {
+    return this.series.values();
+  }
+
   /** Every series: labels, non-cumulative bucket counts (one per bound), sum and count. */
   entries(): HistogramRow[] {
     return [...this.series.values()].map((s) => ({ labels: s.labels, counts: [...s.counts], sum: s.sum, count: s.count }));
@@ -294,6 +347,7 @@ export class HistogramFamily {
     for (const row of rows) {
       if (row.labels.length !== this.labelNames.length || row.counts.length !== this.bounds.length) continue;
       const s = this.handle(this.limit?.restoreLabels(row.labels) ?? row.labels, false);
+      s.created = undefined;
       if (!restored.has(s)) {
         s.counts.set(row.counts);
         s.sum = row.sum;
@@ -360,6 +414,29 @@ export class HistogramFamily {
     }
     const last = out.take(true);
     if (last !== undefined) yield last;
+  }
+
+  /** The family in OpenMetrics 1.0, in pieces like chunks(): canonical `le` values, then _count, _sum and _created. */
+  *openMetricsChunks(): Generator<string> {
+    let out = openMetricsHeader(this.name, this.help, 'histogram');
+    const n = this.name;
+    for (const s of this.series.values()) {
+      const labels = this.labelTexts.of(s);
+      const open = labels === '' ? '{' : `{${labels},`;
+      let acc = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        acc += s.counts[i] as number;
+        out += `\n${n}_bucket${open}le="${this.openMetricsLe[i] as string}"} ${openMetricsValue(acc)}`;
+      }
+      const plain = labels === '' ? '' : `{${labels}}`;
+      out += `\n${n}_bucket${open}le="+Inf"} ${openMetricsValue(s.count)}\n${n}_count${plain} ${openMetricsValue(s.count)}\n${n}_sum${plain} ${openMetricsValue(s.sum)}`;
+      if (s.created !== undefined) out += `\n${n}_created${plain} ${openMetricsSeconds(s.created)}`;
+      if (out.length >= EXPOSITION_CHUNK_CHARS) {
+        yield out;
+        out = '';
+      }
+    }
+    if (out !== '') yield out;
   }
 }
 

@@ -7,7 +7,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Response, type Router } from 'express';
-import type { MetricsEndpoint } from '../metrics/registry.js';
+import { prefersOpenMetrics, type MetricsEndpoint } from '../metrics/registry.js';
 import { errorHandler, notFound } from './error-handler.js';
 import { http2Dispatch } from './http2-bridge.js';
 import type { Logger } from './logger.js';
@@ -52,21 +52,24 @@ export function createApp(opts: HttpOptions): express.Express {
   }
   if (opts.guard !== undefined) app.use(opts.guard);
   for (const router of opts.routers ?? []) app.use(router);
-  app.get(opts.telemetryPath, async (_req, res) => {
+  app.get(opts.telemetryPath, async (req, res) => {
     if (opts.scrapeReady !== undefined && !opts.scrapeReady()) {
       res.status(503).type('text/plain').send('zero-plane-exporter is catching up from its checkpoint; metrics are held back until then.\n');
       return;
     }
+    // OpenMetrics 1.0 when the scraper asks for it (Prometheus does by default), else the text format.
+    const format = prefersOpenMetrics(req.get('accept')) ? 'openmetrics' : 'text';
+    res.vary('Accept');
     let chunks: string[];
     try {
       opts.beforeScrape();
-      chunks = await opts.registry.chunks();
+      chunks = await opts.registry.chunks(format);
     } catch (err) {
       opts.log?.error('collecting metrics failed', { error: (err as Error).message });
       res.status(500).type('text/plain').send(`error collecting metrics: ${(err as Error).message}\n`);
       return;
     }
-    await writeChunks(res, opts.registry.contentType, chunks);
+    await writeChunks(res, opts.registry.contentTypeOf(format), chunks);
   });
   app.get('/-/healthy', (_req, res) => {
     res.type('text/plain').send('zero-plane-exporter is Healthy.\n');

@@ -1,5 +1,6 @@
 // Runs the built CLI (bin/zero-plane-exporter.js → dist/) as a real child process, as users run it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../bin/zero-plane-exporter.js', import.meta.url));
@@ -100,4 +101,15 @@ export function sample(text: string, series: string): number | undefined {
 /** serve's start-up warning that the gate webhook is open (no token, no basic auth): expected in tests that set neither. */
 export function isOpenWebhookWarning(entry: Record<string, unknown>): boolean {
   return entry.level === 'warn' && String(entry.msg).includes('gate webhook accepts alerts from anyone');
+}
+
+/** Runs the CLI with its stdout written to `out` (an export is too big for a pipe's buffer); `input` is its stdin. */
+export function runCliToFile(args: string[], out: string, input?: string): { code: number | null; stderr: string } {
+  const fd = openSync(out, 'w');
+  try {
+    const r = spawnSync(process.execPath, [BIN, ...args], { stdio: [input === undefined ? 'ignore' : 'pipe', fd, 'pipe'], input, encoding: 'utf8', timeout: 60_000 });
+    return { code: r.status, stderr: r.stderr };
+  } finally {
+    closeSync(fd);
+  }
 }

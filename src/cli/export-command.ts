@@ -1,0 +1,73 @@
+// `export --format openmetrics`: the counters and histograms of a replayed log at every step, for
+// `promtool tsdb create-blocks-from openmetrics` (src/history/openmetrics-export.ts).
+import { mkdirSync } from 'node:fs';
+import type { Config } from '../config/schema.js';
+import { formatDuration, parseDuration } from '../config/duration.js';
+import { skippedText } from '../history/backtest-output.js';
+import { exportedFamilies, exportOpenMetrics, familyLabelNames } from '../history/openmetrics-export.js';
+import { Pipeline } from '../pipeline.js';
+import { EXIT_NOTHING_ON_TIMELINE } from './backtest-command.js';
+import { UsageError } from './flags.js';
+import type { OutputStream } from './output-stream.js';
+import { inputHints } from './report-command.js';
+import { VERSION } from './version.js';
+
+export interface ExportArgs {
+  files: string[];
+  format: string;
+  step: string;
+  out: string | undefined;
+  labels: string[] | undefined;
+}
+
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+export async function runExport(config: Config, args: ExportArgs, out: OutputStream, hint: (text: string) => void, nowMs = Date.now()): Promise<number> {
+  if (args.files.length === 0) throw new UsageError('export needs at least one FILE (or - for stdin)');
+  if (args.format !== 'openmetrics') throw new UsageError(`--format must be openmetrics, not "${args.format}"`);
+  const stepMs = parseDuration(args.step);
+  if (stepMs === undefined || stepMs < 1000 || stepMs % 1000 !== 0) throw new UsageError(`--step: "${args.step}" is not a whole number of seconds such as 15s`);
+  const labels = targetLabels(config, args.labels ?? []);
+  if (config.pack.evaluationInterval % stepMs !== 0 || config.pack.rateWindow % stepMs !== 0) {
+    hint(
+      `zero-plane-exporter: export: --step ${formatDuration(stepMs)} does not divide pack.evaluationInterval (${formatDuration(config.pack.evaluationInterval)}) and pack.rateWindow (${formatDuration(config.pack.rateWindow)}): ` +
+        'the rules\' windows will not start on a sample, so Prometheus extrapolates their increases\n',
+    );
+  }
+  if (args.out !== undefined) mkdirSync(args.out, { recursive: true });
+  const result = await exportOpenMetrics(config, args.files, {
+    stepMs,
+    nowMs,
+    labels,
+    to: args.out === undefined ? { write: (text) => out.write(text) } : { dir: args.out },
+    version: VERSION,
+    input: inputHints(hint, undefined),
+  });
+  await out.flush();
+  const s = result.summary;
+  const skipped = skippedText(s);
+  if (skipped !== undefined) hint(`zero-plane-exporter: export: skipped ${skipped}\n`);
+  if (s.lines > 0 && s.records === 0) {
+    hint(`zero-plane-exporter: no line of the input became a record on the timeline (${s.lines} lines read); exit ${EXIT_NOTHING_ON_TIMELINE}\n`);
+    return EXIT_NOTHING_ON_TIMELINE;
+  }
+  return 0;
+}
+
+/**
+ * The target labels, as the scrape would have added them: job (the one pack.selector names, else
+ * zero-plane-exporter) and instance ("backfill") unless given, then the others in the order given.
+ */
+function targetLabels(config: Config, given: readonly string[]): [string, string][] {
+  const reserved = familyLabelNames(exportedFamilies(config, new Pipeline(config, { countersOnly: true }), VERSION));
+  const labels = new Map<string, string>();
+  for (const text of given) {
+    const eq = text.indexOf('=');
+    const name = eq < 0 ? text : text.slice(0, eq);
+    if (eq < 0 || !LABEL_NAME.test(name) || name.startsWith('__')) throw new UsageError(`--label: "${text}" is not NAME=VALUE with a Prometheus label name`);
+    if (reserved.has(name)) throw new UsageError(`--label: ${name} is a label of the exported metrics themselves`);
+    labels.set(name, text.slice(eq + 1));
+  }
+  const job = /^job="([^"\\]*)"$/.exec(config.pack.selector)?.[1] ?? 'zero-plane-exporter';
+  return [['job', labels.get('job') ?? job], ['instance', labels.get('instance') ?? 'backfill'], ...[...labels].filter(([k]) => k !== 'job' && k !== 'instance')];
+}

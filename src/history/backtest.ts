@@ -1,0 +1,182 @@
+// `backtest`: the pack's alerts evaluated on a log's own timeline. The logs are replayed (replay.ts) at the
+// rule evaluation step; after each step the counters' totals are kept (step-totals.ts), every alert of
+// src/pack/alert-specs.ts with a condition over the log is evaluated from them with the recording rules'
+// arithmetic (recorded-signals.ts): the same comparisons, thresholds, windows and traffic guards, from the
+// same specs the rules are rendered from, and the same pending/for/keep_firing_for states as Prometheus
+// (alert-state.ts). The whole input is one aggregation group (one job); the canary is per cohort.
+import type { Config } from '../config/schema.js';
+import type { InputEvents } from '../record/source-inputs.js';
+import { histogramBuckets, thresholds } from '../metrics/buckets.js';
+import { alertSpecs, P0_ALERT } from '../pack/alert-specs.js';
+import { holds, type AlertSpec, type Comparison, type SignalRef } from '../pack/conditions.js';
+import { groupingOf } from '../pack/grouping.js';
+import { sloWindows } from '../pack/slos.js';
+import { AlertState, type FiringInterval } from './alert-state.js';
+import { hitQuantile, signalContext, signalValue, type SignalContext } from './recorded-signals.js';
+import { replay, type ReplaySummary } from './replay.js';
+import { StepTotalsRing, type WindowTotals } from './step-totals.js';
+
+export interface BacktestOptions {
+  /** The evaluation step (pack.evaluationInterval unless --step says otherwise). */
+  stepMs: number;
+  nowMs: number;
+  /** Told what the first lines of each input showed. */
+  input?: InputEvents;
+}
+
+/** The four signals (and the share above the ceiling) over the rate window at one step, as the recording rules have them. */
+export interface BacktestRow {
+  timeMs: number;
+  /** Requests in the window (undefined before the first line). */
+  requests: number | undefined;
+  hitRequests: number | undefined;
+  hitRate: number | undefined;
+  aboveCeiling: number | undefined;
+  p99Drift: number | undefined;
+  degraded: number | undefined;
+  warmupEfficiency: number | undefined;
+  /** Alert instances firing after this step's evaluation (keep_firing_for included). */
+  firing: string[];
+}
+
+export interface AlertOutcome {
+  alert: string;
+  /** What the alert's value is: its first comparison's signal (the peak is one of these). */
+  signal: SignalRef['signal'];
+  /** The rule's labels, and `cohort` for the canary. */
+  labels: Record<string, string>;
+  forMs: number;
+  keepFiringForMs: number;
+  intervals: FiringInterval[];
+}
+
+export interface BacktestResult {
+  summary: ReplaySummary;
+  stepMs: number;
+  rateWindowMs: number;
+  /** Every alert evaluated, in the pack's order; an alert per cohort for the canary. */
+  alerts: AlertOutcome[];
+  /** The first firing of the P0, if it fired. */
+  firstP0: FiringInterval | undefined;
+  /** Alerts on the exporter itself (scrapes, absent targets, stalled sources): not in a log. */
+  notEvaluated: string[];
+}
+
+/** Every window an evaluated alert reads: the rate window and each SLO burn-rate window. */
+export function backtestWindows(config: Config): number[] {
+  return [...new Set([config.pack.rateWindow, ...sloWindows(config)])];
+}
+
+interface Instance {
+  spec: AlertSpec;
+  cohort: string | undefined;
+  name: string;
+  state: AlertState;
+}
+
+export async function backtest(config: Config, files: readonly string[], opts: BacktestOptions, onRow: (row: BacktestRow) => void | Promise<void>): Promise<BacktestResult> {
+  const step = opts.stepMs;
+  const windows = backtestWindows(config);
+  const bad = windows.find((w) => w % step !== 0);
+  if (bad !== undefined) throw new Error(`the step (${step} ms) must divide every window the alerts read (${bad} ms does not)`);
+  const bounds = histogramBuckets(config);
+  const t = thresholds(config.signals);
+  const ring = new StepTotalsRing(bounds, t.ceiling, step, Math.max(...windows), config.pack.rateWindow, config.signals.stableCohorts);
+  const ctx: SignalContext = signalContext(config, bounds);
+  const specs = alertSpecs(config, groupingOf(config));
+  const evaluated = specs.filter((s) => s.condition !== undefined);
+  const instances: Instance[] = [];
+  const instanceOf = (spec: AlertSpec, cohort: string | undefined): Instance => {
+    let i = instances.find((x) => x.spec === spec && x.cohort === cohort);
+    if (i === undefined) {
+      const first = spec.condition?.comparisons[0] as Comparison;
+      const labels = { ...instanceLabels(spec), ...(cohort === undefined ? {} : { cohort }) };
+      const shown = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+      i = { spec, cohort, name: shown.length === 0 ? spec.alert : `${spec.alert}{${shown.join(',')}}`, state: new AlertState(spec.for, spec.keepFiringFor, first.op === '<' ? 'min' : 'max') };
+      instances.push(i);
+    }
+    return i;
+  };
+  for (const spec of evaluated) if (!spec.per.includes('cohort')) instanceOf(spec, undefined);
+
+  const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, ...(opts.input === undefined ? {} : { input: opts.input }) }, async (timeMs, pipeline) => {
+    ring.push(pipeline.metrics);
+    const cache = new Map<number, WindowTotals>();
+    const win = (ms: number) => {
+      let w = cache.get(ms);
+      if (w === undefined) cache.set(ms, (w = ring.window(ms)));
+      return w;
+    };
+    const rate = win(config.pack.rateWindow);
+    for (const spec of evaluated) if (spec.per.includes('cohort')) for (const cohort of rate.cohorts.keys()) instanceOf(spec, cohort);
+    for (const i of instances) i.state.step(timeMs, evaluate(i.spec, i.cohort, win, ctx));
+    const value = (signal: 'hitRate' | 'aboveCeiling' | 'degraded' | 'warmupEfficiency' | 'requests' | 'hitRequests') =>
+      signalValue({ signal, window: config.pack.rateWindow }, rate, ctx);
+    const p99 = hitQuantile(0.99, rate, bounds);
+    await onRow({
+      timeMs,
+      requests: value('requests'),
+      hitRequests: value('hitRequests'),
+      hitRate: value('hitRate'),
+      aboveCeiling: value('aboveCeiling'),
+      p99Drift: p99 === undefined ? undefined : p99 / t.baseline - 1,
+      degraded: value('degraded'),
+      warmupEfficiency: value('warmupEfficiency'),
+      firing: instances.filter((i) => i.state.firing).map((i) => i.name),
+    });
+  });
+
+  const alerts = instances.map((i) => ({
+    alert: i.spec.alert,
+    signal: (i.spec.condition?.comparisons[0] as Comparison).ref.signal,
+    labels: { ...i.spec.labels, ...(i.cohort === undefined ? {} : { cohort: i.cohort }) },
+    forMs: i.spec.for,
+    keepFiringForMs: i.spec.keepFiringFor,
+    intervals: i.state.intervals,
+  }));
+  const p0 = alerts.filter((a) => a.alert === P0_ALERT).flatMap((a) => a.intervals);
+  const firstP0 = p0.reduce<FiringInterval | undefined>((first, x) => (first === undefined || x.startMs < first.startMs ? x : first), undefined);
+  return {
+    summary,
+    stepMs: step,
+    rateWindowMs: config.pack.rateWindow,
+    alerts,
+    firstP0,
+    notEvaluated: specs.filter((s) => s.condition === undefined).map((s) => s.alert),
+  };
+}
+
+/** The labels that tell a rule's instances apart in output (the SLO pairs' windows), not severity or priority. */
+function instanceLabels(spec: AlertSpec): Record<string, string> {
+  return Object.fromEntries(Object.entries(spec.labels).filter(([k]) => k !== 'severity' && k !== 'priority' && k !== 'slo'));
+}
+
+/**
+ * The value the alert's expression has at this step, undefined when it has no result: as renderCondition
+ * writes it, `all` is the first comparison's value when every one holds, `any` the first that holds
+ * (PromQL's `or` keeps its left side), and every guard must hold too.
+ */
+function evaluate(spec: AlertSpec, cohort: string | undefined, win: (ms: number) => WindowTotals, ctx: SignalContext): number | undefined {
+  const condition = spec.condition;
+  if (condition === undefined) return undefined;
+  const held = (c: Comparison): number | undefined => {
+    const v = signalValue(c.ref, win(c.ref.window), ctx, cohort);
+    return v !== undefined && holds(c.op, v, c.value) ? v : undefined;
+  };
+  let value: number | undefined;
+  if (condition.combine === 'all') {
+    for (const c of condition.comparisons) {
+      const v = held(c);
+      if (v === undefined) return undefined;
+      value ??= v;
+    }
+  } else {
+    for (const c of condition.comparisons) {
+      value = held(c);
+      if (value !== undefined) break;
+    }
+    if (value === undefined) return undefined;
+  }
+  for (const g of spec.guards) if (held(g) === undefined) return undefined;
+  return value;
+}
