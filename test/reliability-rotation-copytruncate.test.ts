@@ -107,6 +107,23 @@ describe.each(Object.entries(LAYOUTS))('copytruncate, %s', (_name, layout) => {
     sink.expectExactlyOnce(60);
   });
 
+  it('seen empty just after a copytruncate, then copytruncated again before the next poll: that generation is read from its copy', async () => {
+    const { sink, w } = fx;
+    const follower = await fx.follow();
+    w.write(20);
+    await follower.pollOnce();
+    w.write(10);
+    copytruncate();
+    await follower.pollOnce(); // the gap from the copy; the file itself is empty now
+    w.write(25); // generation 2: only ever in the second copy
+    copytruncate();
+    w.write(5);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    sink.expectExactlyOnce(60);
+    expect(sink.skips).toEqual([]);
+  });
+
   it('a copytruncate every poll, many times over', async () => {
     const { sink, w } = fx;
     const follower = await fx.follow();

@@ -661,6 +661,7 @@ export class FileFollower {
     const before = await this.probe(f);
     if (before === undefined) return 'error';
     if (wasReplaced(f, before)) await this.restart(f, before);
+    else if (f.emptiedFrom !== undefined && before.head.length > 0) await this.refilled(f, before);
     else accept(f, before);
     let budget = this.maxReadBytesPerPoll;
     try {
@@ -682,6 +683,11 @@ export class FileFollower {
           // to have supplied it; otherwise it is dropped (the copy, if any, holds the old bytes).
           if (after.size < f.offset + bytesRead) this.take(f, bytesRead);
           await this.restart(f, after);
+          continue;
+        }
+        if (f.emptiedFrom !== undefined && after.head.length > 0) {
+          // Read again after the generations it may come after (their reads reuse the buffer).
+          await this.refilled(f, after);
           continue;
         }
         accept(f, after);
@@ -782,10 +788,38 @@ export class FileFollower {
     }
     f.offset = 0;
     f.head = newHead;
+    // Left empty: remember what it held, for when content appears (see refilled).
+    f.emptiedFrom = newHead.length > 0 ? undefined : oldHead.length > 0 ? oldHead : f.emptiedFrom;
     f.seenSize = Math.max(newSize, newHead.length);
     f.mtimeMs = newMtime;
     // New content: a copy of it made from now on can be of any length.
     f.floor = 0;
+  }
+
+  /**
+   * A file a truncation left empty has content again: appended, or copied and truncated once more since
+   * the last poll, with a generation that was only ever in that copy. Nothing at the path tells the two
+   * apart (an empty file has no fingerprint); the siblings do: such a generation is newer than the copy
+   * of the content before the first truncation, and starts like neither.
+   */
+  private async refilled(f: Followed, p: Probe): Promise<void> {
+    const emptied = f.emptiedFrom as Buffer;
+    f.emptiedFrom = undefined;
+    // The probe's head is a view of the scratch buffer, which the sibling probes reuse.
+    const head = keep(p.head);
+    if (f.family !== undefined) {
+      const siblings = await probeSiblings(f.family, f.key, this.scratch, this.headOfFollowed);
+      const scan: GenerationScan = {
+        family: f.family,
+        source: f.source,
+        path: f.path,
+        sinceMs: f.checkedAtMs,
+        heads: [emptied, head],
+        anchor: (s) => isCopyOf(s, emptied),
+      };
+      await this.readGenerations(scan, 'copytruncate-recovered', siblings);
+    }
+    accept(f, { ...p, head });
   }
 
   /** A new file at a path that named another one: read the generations rotated away in between, unseen. */

@@ -44,6 +44,11 @@ export interface Followed {
   readThisPoll: number;
   /** Resumed from a checkpoint (or appeared while stopped): the catch-up cap is applied before the first read. */
   capCheck: boolean;
+  /**
+   * The fingerprint of the content it held before a truncation left it empty. An empty file has no
+   * fingerprint, so content appearing in it cannot be told from a second copytruncate by the file alone.
+   */
+  emptiedFrom: Buffer | undefined;
 }
 
 /** A followed file's state from what identifies it; the counters of the poll loop start at rest. */
@@ -82,6 +87,7 @@ export function newFollowed(init: {
     idlePolls: 0,
     readThisPoll: 0,
     capCheck: init.capCheck,
+    emptiedFrom: undefined,
   };
 }
 
