@@ -81,6 +81,21 @@ describe('OpenMetrics exposition of the exporter\'s families', () => {
     expect(parsed.families.length).toBe((text.match(/^# TYPE /gm) ?? []).length);
   });
 
+  it('leaves every _created out with web.openMetricsCreated: false, the samples otherwise the same', async () => {
+    const m = metricsWithTraffic();
+    const withCreated = await buildRegistry(m.families(), 'test').metrics('openmetrics');
+    const without = await buildRegistry(m.families(), 'test', { created: false }).metrics('openmetrics');
+    expect(withCreated).toMatch(/_created[{ ]/);
+    expect(without).not.toMatch(/_created[{ ]/);
+    // Apart from the _created lines (and prom-client's process figures, which move between scrapes), the same.
+    const stable = (t: string) => t.split('\n').filter((l) => !/_created[{ ]/.test(l) && !/^(process|nodejs)_/.test(l));
+    expect(stable(without)).toEqual(stable(withCreated));
+    expect(without.endsWith('\n# EOF\n')).toBe(true);
+    const parsed = pythonOpenMetrics(without);
+    if (!parsed.ok) throw new Error(parsed.error);
+    expect(defaultConfig().web.openMetricsCreated).toBe(true);
+  });
+
   it('gives no _created to a series restored from a checkpoint: it continues a count begun before this process', async () => {
     const c = new CounterFamily('x_total', 'x', ['k']);
     c.restore([[['restored'], 41]]);

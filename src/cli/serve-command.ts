@@ -189,6 +189,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       ...(auth === undefined ? [] : [auth.checks]),
     ],
     VERSION,
+    { created: config.web.openMetricsCreated },
   );
 
   let ready = false;

@@ -183,6 +183,8 @@ export const webSchema = z
     /** One address or a list (each is bound); --web.listen-address, repeatable, replaces it. */
     listenAddress: z.union([listenAddress, z.array(listenAddress).min(1)]).default(':9185'),
     telemetryPath: z.string().startsWith('/').default('/metrics'),
+    /** `_created` samples when /metrics answers OpenMetrics; false for a Prometheus before 3.0, which stores each as a series. */
+    openMetricsCreated: z.boolean().default(true),
     basicAuth: basicAuthSchema.default(() => basicAuthSchema.parse({})),
   })
   .strict();

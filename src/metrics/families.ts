@@ -157,9 +157,9 @@ abstract class ScalarFamily {
 
   /**
    * The family in OpenMetrics 1.0, in pieces like chunks() (no final newline): a counter as `<family>_total`
-   * with its `<family>_created`, a gauge as itself.
+   * with its `<family>_created` (unless `created` is false), a gauge as itself.
    */
-  *openMetricsChunks(): Generator<string> {
+  *openMetricsChunks(created = true): Generator<string> {
     const family = openMetricsFamilyName(this.name, this.type);
     let out = openMetricsHeader(family, this.help, this.type);
     for (const s of this.series.values()) {
@@ -169,7 +169,7 @@ abstract class ScalarFamily {
         out += `\n${this.name}${braces} ${openMetricsValue(s.value)}`;
       } else {
         out += `\n${family}_total${braces} ${openMetricsValue(s.value)}`;
-        if (s.created !== undefined) out += `\n${family}_created${braces} ${openMetricsSeconds(s.created)}`;
+        if (created && s.created !== undefined) out += `\n${family}_created${braces} ${openMetricsSeconds(s.created)}`;
       }
       if (out.length >= EXPOSITION_CHUNK_CHARS) {
         yield out;
@@ -416,8 +416,8 @@ export class HistogramFamily {
     if (last !== undefined) yield last;
   }
 
-  /** The family in OpenMetrics 1.0, in pieces like chunks(): canonical `le` values, then _count, _sum and _created. */
-  *openMetricsChunks(): Generator<string> {
+  /** The family in OpenMetrics 1.0, in pieces like chunks(): canonical `le` values, then _count, _sum and (unless `created` is false) _created. */
+  *openMetricsChunks(created = true): Generator<string> {
     let out = openMetricsHeader(this.name, this.help, 'histogram');
     const n = this.name;
     for (const s of this.series.values()) {
@@ -430,7 +430,7 @@ export class HistogramFamily {
       }
       const plain = labels === '' ? '' : `{${labels}}`;
       out += `\n${n}_bucket${open}le="+Inf"} ${openMetricsValue(s.count)}\n${n}_count${plain} ${openMetricsValue(s.count)}\n${n}_sum${plain} ${openMetricsValue(s.sum)}`;
-      if (s.created !== undefined) out += `\n${n}_created${plain} ${openMetricsSeconds(s.created)}`;
+      if (created && s.created !== undefined) out += `\n${n}_created${plain} ${openMetricsSeconds(s.created)}`;
       if (out.length >= EXPOSITION_CHUNK_CHARS) {
         yield out;
         out = '';

@@ -22,8 +22,8 @@ export interface Exposable {
   text(): string;
   /** text() in pieces; when present, /metrics writes these instead of one string of the whole family. */
   chunks?(): Iterable<string>;
-  /** The family in OpenMetrics 1.0, in pieces (no final newline). */
-  openMetricsChunks(): Iterable<string>;
+  /** The family in OpenMetrics 1.0, in pieces (no final newline); `created` false leaves `_created` out. */
+  openMetricsChunks(created?: boolean): Iterable<string>;
 }
 
 export type ExpositionFormat = 'text' | 'openmetrics';
@@ -42,7 +42,13 @@ export interface MetricsEndpoint {
   chunks(format?: ExpositionFormat): Promise<string[]>;
 }
 
-export function buildRegistry(families: readonly Exposable[], version: string): MetricsEndpoint {
+export interface RegistryOptions {
+  /** `_created` samples under OpenMetrics (web.openMetricsCreated); Prometheus before 3.0 stores each as a series. */
+  created?: boolean;
+}
+
+export function buildRegistry(families: readonly Exposable[], version: string, opts: RegistryOptions = {}): MetricsEndpoint {
+  const created = opts.created ?? true;
   const defaults = new Registry();
   collectDefaultMetrics({ register: defaults });
   const all = [...families, buildInfoFamily(version)];
@@ -57,9 +63,9 @@ export function buildRegistry(families: readonly Exposable[], version: string): 
     return out;
   };
   const openMetrics = async (): Promise<string[]> => {
-    const out = defaultsOpenMetrics(await defaults.getMetricsAsJSON());
+    const out = defaultsOpenMetrics(await defaults.getMetricsAsJSON(), created);
     for (const family of all) {
-      for (const chunk of family.openMetricsChunks()) out.push(chunk);
+      for (const chunk of family.openMetricsChunks(created)) out.push(chunk);
       out.push('\n');
     }
     out.push(OPENMETRICS_EOF);
@@ -115,8 +121,9 @@ export function prefersOpenMetrics(accept: string | undefined): boolean {
  * prom-client's default metrics in OpenMetrics (its own OpenMetrics output has no units, no `_created` and
  * the text format's `le`). They count from process start, which is their `_created`.
  */
-function defaultsOpenMetrics(metrics: MetricObjectWithValues<MetricValue<string>>[]): string[] {
-  const created = openMetricsSeconds(performance.timeOrigin);
+function defaultsOpenMetrics(metrics: MetricObjectWithValues<MetricValue<string>>[], withCreated: boolean): string[] {
+  const created = withCreated ? openMetricsSeconds(performance.timeOrigin) : undefined;
+  const createdLine = (name: string, labels: string) => (created === undefined ? '' : `\n${name}_created${labels} ${created}`);
   const out: string[] = [];
   const labelsOf = (labels: Partial<Record<string, string | number>>, drop?: string) => {
     const names = Object.keys(labels).filter((k) => k !== drop);
@@ -144,13 +151,13 @@ function defaultsOpenMetrics(metrics: MetricObjectWithValues<MetricValue<string>
       }
       for (const s of series.values()) {
         const plain = s.labels === '' ? '' : `{${s.labels}}`;
-        block += `\n${s.buckets.join('\n')}\n${m.name}_count${plain} ${openMetricsValue(s.count)}\n${m.name}_sum${plain} ${openMetricsValue(s.sum)}\n${m.name}_created${plain} ${created}`;
+        block += `\n${s.buckets.join('\n')}\n${m.name}_count${plain} ${openMetricsValue(s.count)}\n${m.name}_sum${plain} ${openMetricsValue(s.sum)}${createdLine(m.name, plain)}`;
       }
     } else {
       for (const v of m.values) {
         const labels = labelsOf(v.labels);
         const braces = labels === '' ? '' : `{${labels}}`;
-        if (type === 'counter') block += `\n${family}_total${braces} ${openMetricsValue(v.value)}\n${family}_created${braces} ${created}`;
+        if (type === 'counter') block += `\n${family}_total${braces} ${openMetricsValue(v.value)}${createdLine(family, braces)}`;
         else block += `\n${m.name}${braces} ${openMetricsValue(v.value)}`;
       }
     }
