@@ -16,7 +16,7 @@ import { parse } from 'yaml';
 import { parseDuration } from '../src/config/duration.js';
 import { defaultConfig } from '../src/config/schema.js';
 import { DASHBOARD_UIDS, renderDashboards } from '../src/dashboards/render-dashboards.js';
-import { renderPack } from '../src/pack/write-pack.js';
+import { renderPack } from '../src/pack/render-pack.js';
 import { requireBinary } from './helpers/binaries.js';
 import { runCliToFile } from './helpers/cli-process.js';
 import { heldOutLog } from './helpers/held-out-log.js';
