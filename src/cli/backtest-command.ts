@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import { formatDuration, parseDuration } from '../config/duration.js';
 import { backtest, backtestWindows } from '../history/backtest.js';
 import { BACKTEST_FORMATS, backtestWriter, skippedText, type BacktestFormat } from '../history/backtest-output.js';
+import type { ReplaySummary } from '../history/replay.js';
 import { UsageError } from './flags.js';
 import type { OutputStream } from './output-stream.js';
 import { inputHints } from './report-command.js';
@@ -28,9 +29,13 @@ export async function runBacktest(config: Config, args: BacktestArgs, out: Outpu
   const result = await backtest(config, args.files, { stepMs, nowMs, input: inputHints(hint, undefined) }, (row) => writer.row(row));
   await writer.end(result);
   await out.flush();
-  const s = result.summary;
+  return timelineExit('backtest', result.summary, hint);
+}
+
+/** What `backtest` and `export` say on stderr about the lines they left off the timeline, and their exit code. */
+export function timelineExit(command: string, s: ReplaySummary, hint: (text: string) => void): number {
   const skipped = skippedText(s);
-  if (skipped !== undefined) hint(`zero-plane-exporter: backtest: skipped ${skipped}\n`);
+  if (skipped !== undefined) hint(`zero-plane-exporter: ${command}: skipped ${skipped}\n`);
   if (s.lines > 0 && s.records === 0) {
     hint(`zero-plane-exporter: no line of the input became a record on the timeline (${s.lines} lines read); exit ${EXIT_NOTHING_ON_TIMELINE}\n`);
     return EXIT_NOTHING_ON_TIMELINE;

@@ -3,10 +3,9 @@
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { formatDuration, parseDuration } from '../config/duration.js';
-import { skippedText } from '../history/backtest-output.js';
 import { exportedFamilies, exportOpenMetrics, familyLabelNames } from '../history/openmetrics-export.js';
 import { Pipeline } from '../pipeline.js';
-import { EXIT_NOTHING_ON_TIMELINE } from './backtest-command.js';
+import { timelineExit } from './backtest-command.js';
 import { UsageError } from './flags.js';
 import type { OutputStream } from './output-stream.js';
 import { inputHints } from './report-command.js';
@@ -44,14 +43,7 @@ export async function runExport(config: Config, args: ExportArgs, out: OutputStr
     input: inputHints(hint, undefined),
   });
   await out.flush();
-  const s = result.summary;
-  const skipped = skippedText(s);
-  if (skipped !== undefined) hint(`zero-plane-exporter: export: skipped ${skipped}\n`);
-  if (s.lines > 0 && s.records === 0) {
-    hint(`zero-plane-exporter: no line of the input became a record on the timeline (${s.lines} lines read); exit ${EXIT_NOTHING_ON_TIMELINE}\n`);
-    return EXIT_NOTHING_ON_TIMELINE;
-  }
-  return 0;
+  return timelineExit('export', result.summary, hint);
 }
 
 /**

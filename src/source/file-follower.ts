@@ -775,17 +775,7 @@ export class FileFollower {
     // A sibling starting like the new content is a copy of what is about to be read from the file itself
     // (another copytruncate since the probe): left alone, it is the gap source if that one is truncated too.
     // The generations since are the ones newer than the copy of the old content, in its naming scheme.
-    if (f.family) {
-      const scan: GenerationScan = {
-        family: f.family,
-        source: f.source,
-        path: f.path,
-        sinceMs: f.checkedAtMs,
-        heads: [oldHead, newHead],
-        anchor: (s) => isCopyOf(s, oldHead),
-      };
-      await this.readGenerations(scan, kind, siblings);
-    }
+    if (f.family) await this.readGenerations(afterTruncation(f, f.family, oldHead, newHead), kind, siblings);
     f.offset = 0;
     f.head = newHead;
     // Left empty: remember what it held, for when content appears (see refilled).
@@ -809,15 +799,7 @@ export class FileFollower {
     const head = keep(p.head);
     if (f.family !== undefined) {
       const siblings = await probeSiblings(f.family, f.key, this.scratch, this.headOfFollowed);
-      const scan: GenerationScan = {
-        family: f.family,
-        source: f.source,
-        path: f.path,
-        sinceMs: f.checkedAtMs,
-        heads: [emptied, head],
-        anchor: (s) => isCopyOf(s, emptied),
-      };
-      await this.readGenerations(scan, 'copytruncate-recovered', siblings);
+      await this.readGenerations(afterTruncation(f, f.family, emptied, head), 'copytruncate-recovered', siblings);
     }
     accept(f, { ...p, head });
   }
@@ -929,4 +911,12 @@ export class FileFollower {
 function isOutOfDescriptors(err: unknown): boolean {
   const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
   return code === 'EMFILE' || code === 'ENFILE';
+}
+
+/**
+ * Where the generations of a file truncated in place are looked for: siblings newer than the copy of the
+ * content it held (`oldHead`), starting like neither that content nor the one it holds now (`newHead`).
+ */
+function afterTruncation(f: Followed, family: Family, oldHead: Buffer, newHead: Buffer): GenerationScan {
+  return { family, source: f.source, path: f.path, sinceMs: f.checkedAtMs, heads: [oldHead, newHead], anchor: (s) => isCopyOf(s, oldHead) };
 }
