@@ -29,11 +29,11 @@ interface Run {
   hints: string[];
 }
 
-async function report(file: string, config: string | undefined, twoThreads: boolean): Promise<Run> {
+async function report(file: string | string[], config: string | undefined, twoThreads: boolean): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.ZP_REPORT_PARALLEL_MIN_BYTES;
   if (twoThreads) env.ZP_REPORT_PARALLEL_MIN_BYTES = '0';
-  const args = [CLI, 'report', '--format', 'json', '--log.level', 'debug', ...(config === undefined ? [] : ['--config.file', config]), file];
+  const args = [CLI, 'report', '--format', 'json', '--log.level', 'debug', ...(config === undefined ? [] : ['--config.file', config]), ...[file].flat()];
   const { stdout, stderr } = await promisify(execFile)(process.execPath, args, { env, maxBuffer: 1 << 26 });
   const lines = stderr.split('\n').filter((l) => l.trim() !== '');
   const logs = lines.filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg: string }).msg);
@@ -41,7 +41,7 @@ async function report(file: string, config: string | undefined, twoThreads: bool
 }
 
 /** Runs both ways, checks the two-thread run took the worker, and compares the reports. */
-async function expectSameReport(file: string, config: string | undefined): Promise<{ one: Run; two: Run }> {
+async function expectSameReport(file: string | string[], config: string | undefined): Promise<{ one: Run; two: Run }> {
   const [one, two] = await Promise.all([report(file, config, false), report(file, config, true)]);
   expect(one.logs).not.toContain(TWO_THREADS);
   expect(two.logs).toContain(TWO_THREADS);
@@ -102,6 +102,14 @@ describe('report on two threads equals report on one', () => {
     const { one, two } = await expectSameReport(generated('few-labels.ndjson', 50_000, 8), undefined);
     expect(two.logs).not.toContain(FALLBACK);
     expect(one.report.lines).toBe(50_000);
+  }, 30_000);
+
+  it('several files in one report: each read on two threads, the whole as one thread reads it', async () => {
+    const files = [generated('a.ndjson', 20_000, 4), join(ROOT, 'examples', 'gateway.ndjson'), generated('b.ndjson', 20_000, 6), generated('c.ndjson', 5_000, 3)];
+    const { one, two } = await expectSameReport(files, undefined);
+    expect(two.logs.filter((m) => m === TWO_THREADS)).toHaveLength(files.length);
+    expect(two.logs).not.toContain(FALLBACK);
+    expect(one.report.lines).toBeGreaterThan(45_000);
   }, 30_000);
 
   it('a generated 50k-line file with many label values: the limits overflow, the second half is read again', async () => {

@@ -7,7 +7,7 @@ import { buildReport } from '../report/build-report.js';
 import { formatText } from '../report/format-text.js';
 import type { Logger } from '../server/logger.js';
 import { UsageError } from './flags.js';
-import { parallelMinBytes, readReportInput } from './report-parallel.js';
+import { parallelMinBytes, readReportInput, SecondThread } from './report-parallel.js';
 
 export const EXIT_FAIL_ON = 3;
 /** Non-empty input of which not one line became a record: nothing in the report is about the gateway. */
@@ -50,10 +50,15 @@ export async function runReport(
   const pipeline = new Pipeline(config, { keepTotals: true, input: inputHints(hint, log) });
   const failOn = parseFailOn(args.failOn);
   const minBytes = parallelMinBytes();
+  const thread = new SecondThread();
   const read = (async () => {
-    for (const file of args.files) {
-      log?.debug('report: reading input', { file });
-      await readReportInput(file, config, pipeline, log, minBytes, interrupt);
+    try {
+      for (const file of args.files) {
+        log?.debug('report: reading input', { file });
+        await readReportInput(file, config, pipeline, log, minBytes, thread, interrupt);
+      }
+    } finally {
+      await thread.close();
     }
   })();
   try {

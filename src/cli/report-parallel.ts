@@ -60,6 +60,7 @@ export async function readReportInput(
   pipeline: Pipeline,
   log: Logger | undefined,
   minBytes: number,
+  thread: SecondThread,
   signal?: AbortSignal,
 ): Promise<void> {
   const opts = { maxLineBytes: config.input.maxLineBytes, ...(signal === undefined ? {} : { signal }) };
@@ -80,14 +81,14 @@ export async function readReportInput(
     jobConfig = { ...config, input: { ...config.input, preset } };
   }
   log?.debug('report: 2 threads', { file: path, split: mid });
-  const worker = startWorker({ config: jobConfig, path, start: mid });
-  const stopWorker = () => void worker.stop();
+  const result = thread.read({ config: jobConfig, path, start: mid });
+  const stopWorker = () => void thread.close();
   signal?.addEventListener('abort', stopWorker, { once: true });
   let later: PipelineState;
   try {
-    [, later] = await Promise.all([readFileRange(path, 0, mid, opts, pipeline), worker.result]);
+    [, later] = await Promise.all([readFileRange(path, 0, mid, opts, pipeline), result]);
   } catch (err) {
-    await worker.stop();
+    await thread.close();
     throw signal?.aborted ? signal.reason : err;
   } finally {
     signal?.removeEventListener('abort', stopWorker);
@@ -169,12 +170,55 @@ async function detectHead(path: string, end: number, config: Config): Promise<Pr
   return decided;
 }
 
-function startWorker(job: WorkerJob): { result: Promise<PipelineState>; stop: () => Promise<void> } {
-  const worker = new Worker(WORKER_URL, { workerData: job });
-  const result = new Promise<PipelineState>((resolve, reject) => {
-    worker.once('message', (state: PipelineState) => resolve(state));
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`report worker exited with code ${code} before sending its result`)));
-  });
-  return { result, stop: async () => void (await worker.terminate()) };
+/**
+ * The second thread of one `report`: a worker started for the first file read on two threads and given
+ * every later one, until close(). One worker per file did not give each one's memory back (30 files: RSS
+ * 86 → 115 MiB over the run); one worker reuses its heap.
+ */
+export class SecondThread {
+  private worker: Worker | undefined;
+  private waiting: { resolve: (state: PipelineState) => void; reject: (err: Error) => void } | undefined;
+
+  /** The state of a pipeline that read `job.path` from `job.start` to its end. One job at a time. */
+  read(job: WorkerJob): Promise<PipelineState> {
+    if (this.waiting !== undefined) return Promise.reject(new Error('report worker: one file at a time'));
+    const worker = this.worker ?? this.start();
+    return new Promise<PipelineState>((resolve, reject) => {
+      this.waiting = { resolve, reject };
+      worker.postMessage(job);
+    });
+  }
+
+  /** Ends the worker (a job still running is rejected). */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker !== undefined) await worker.terminate();
+    this.settle(new Error('report worker stopped'));
+  }
+
+  private start(): Worker {
+    // A young generation of 8 MiB, not V8's default: the same speed, and with 30 files RSS stays under
+    // 100 MiB (99 against 107; the worker's scavenges then free each file's garbage sooner).
+    const worker = new Worker(WORKER_URL, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    worker.on('message', (state: PipelineState) => this.settle(undefined, state));
+    worker.on('error', (err: Error) => {
+      this.worker = undefined;
+      this.settle(err);
+    });
+    worker.on('exit', (code) => {
+      if (this.worker === worker) this.worker = undefined;
+      this.settle(new Error(`report worker exited with code ${code} before sending its result`));
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(err: Error | undefined, state?: PipelineState): void {
+    const w = this.waiting;
+    if (w === undefined) return;
+    this.waiting = undefined;
+    if (err === undefined) w.resolve(state as PipelineState);
+    else w.reject(err);
+  }
 }

@@ -104,11 +104,23 @@ export async function readFileRange(
 
 /**
  * Plain bytes [start, end) of an open file into the splitter, through one read buffer reused for the whole
- * file. A stream hands out a new 1 MiB buffer per chunk; the ones that outlive two young-generation
+ * file (and the next). A stream hands out a new 1 MiB buffer per chunk; the ones that outlive two young-generation
  * collections are only freed by a full one, and they held the peak RSS of `report` up by tens of MiB.
  */
 async function readPlain(fh: FileHandle, start: number, end: number | undefined, splitter: LineSplitter, path: string, signal?: AbortSignal): Promise<void> {
-  const buf = Buffer.allocUnsafe(READ_HIGH_WATER_MARK);
+  // The buffer of the file read before, when none is being read: 30 files in one report are one buffer, not 30.
+  const buf = spareBuffer ?? Buffer.allocUnsafe(READ_HIGH_WATER_MARK);
+  spareBuffer = undefined;
+  try {
+    await readPlainInto(buf, fh, start, end, splitter, path, signal);
+  } finally {
+    spareBuffer = buf;
+  }
+}
+
+let spareBuffer: Buffer | undefined;
+
+async function readPlainInto(buf: Buffer, fh: FileHandle, start: number, end: number | undefined, splitter: LineSplitter, path: string, signal?: AbortSignal): Promise<void> {
   let at = start;
   signal?.throwIfAborted();
   try {
