@@ -100,7 +100,7 @@ export function followerFixture<S extends LineSink & SourceEvents = SeqSink>(o: 
 
 /**
  * The free-running rotation tests: a child process appends 2 lines/ms to the fixture's file, followed by
- * its path or by a glob over its rotated names, while `rotate` runs every ~everyMs(k) ms for 1.2 s (it
+ * its path or by a glob over its rotated names, while `rotate` runs every ~everyMs(k) ms for durationMs (it
  * returns whether it rotated). The writer is stopped before this returns.
  */
 export async function rotateWhileWriting<S extends LineSink & SourceEvents>(
@@ -108,11 +108,12 @@ export async function rotateWhileWriting<S extends LineSink & SourceEvents>(
   kind: 'literal' | 'glob',
   everyMs: (rotations: number) => number,
   rotate: (writer: ChildWriter) => boolean,
+  durationMs = 1200,
 ): Promise<{ follower: FileFollower; last: number; rotations: number }> {
   const writer = await startChildWriter(fx.path, { linesPerMs: 2 });
   const follower = await fx.follow({ patterns: [kind === 'literal' ? fx.path : join(fx.dir, 'app.log*')], pollIntervalMs: 5 });
   let rotations = 0;
-  const until = Date.now() + 1200;
+  const until = Date.now() + durationMs;
   while (Date.now() < until) {
     await sleep(everyMs(rotations));
     if (rotate(writer)) rotations++;
