@@ -69,19 +69,24 @@ export function lineAt(i, { startMs = DEFAULT_START_MS, labels = 0, tsMs } = {})
   return truncated ? line.slice(0, 24) : line;
 }
 
-/** Writes `lines` lines to `out` in 4 MiB batches. Returns the number of bytes written. */
-export function writeLog(out, lines, opts = {}) {
+/** A line (text, or bytes for binary junk) as bytes with its newline. */
+export function lineBytes(line) {
+  return typeof line === 'string' ? Buffer.from(`${line}\n`, 'utf8') : Buffer.concat([line, Buffer.from('\n')]);
+}
+
+/** Writes lineOf(0), …, lineOf(lines - 1) (text or bytes, each given its newline) to `out` in 4 MiB batches; returns the bytes written. */
+export function writeLines(out, lines, lineOf) {
   const fd = openSync(out, 'w');
   let bytes = 0;
   try {
     let batch = [];
     let batchLen = 0;
     for (let i = 0; i < lines; i++) {
-      const line = `${lineAt(i, opts)}\n`;
+      const line = lineBytes(lineOf(i));
       batch.push(line);
       batchLen += line.length;
       if (batchLen >= 4 << 20 || i === lines - 1) {
-        bytes += writeSync(fd, batch.join(''));
+        bytes += writeSync(fd, Buffer.concat(batch));
         batch = [];
         batchLen = 0;
       }
@@ -90,6 +95,11 @@ export function writeLog(out, lines, opts = {}) {
     closeSync(fd);
   }
   return bytes;
+}
+
+/** Writes `lines` lines of this generator to `out`. Returns the number of bytes written. */
+export function writeLog(out, lines, opts = {}) {
+  return writeLines(out, lines, (i) => lineAt(i, opts));
 }
 
 function parseArgs(argv) {

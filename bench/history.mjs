@@ -9,11 +9,11 @@
 // timestamps spread evenly over one day (1M lines: 11.6 requests/s) and over 30 days. Needs dist/ (npm
 // run build) and /usr/bin/time.
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lineAt } from './generate-log.mjs';
+import { lineAt, writeLines } from './generate-log.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin', 'zero-plane-exporter.js');
@@ -39,20 +39,7 @@ function logOver(lines, spanMs, name) {
   const path = join(data, name);
   if (existsSync(path)) return path;
   mkdirSync(data, { recursive: true });
-  const fd = openSync(path, 'w');
-  try {
-    let batch = '';
-    for (let i = 0; i < lines; i++) {
-      batch += `${lineAt(i, { tsMs: START + Math.floor((i * spanMs) / lines) })}\n`;
-      if (batch.length >= 4 << 20) {
-        writeSync(fd, batch);
-        batch = '';
-      }
-    }
-    writeSync(fd, batch);
-  } finally {
-    closeSync(fd);
-  }
+  writeLines(path, lines, (i) => lineAt(i, { tsMs: START + Math.floor((i * spanMs) / lines) }));
   return path;
 }
 

@@ -19,9 +19,9 @@
 //   traefik     Traefik's JSON access log, as test/golden/preset-traefik-json.ndjson
 //
 //   node bench/shapes.mjs SHAPE LINES OUT     writes one shape's file
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_START_MS, lineAt, rng } from './generate-log.mjs';
+import { DEFAULT_START_MS, lineAt, rng, writeLines } from './generate-log.mjs';
+export { lineBytes } from './generate-log.mjs';
 
 /** Bumped whenever any shape's bytes change, so cached files under .tmp/bench-data are regenerated. */
 export const SHAPES_VERSION = 2;
@@ -382,34 +382,11 @@ export const SHAPES = {
   traefik: { preset: 'traefik-json', lineAt: traefik, mtail: 'traefik', about: "Traefik's JSON access log: sorted keys, ns durations, RFC3339Nano" },
 };
 
-/** A line (text, or bytes for binary junk) as bytes with its newline. */
-export function lineBytes(line) {
-  return typeof line === 'string' ? Buffer.from(`${line}\n`, 'utf8') : Buffer.concat([line, Buffer.from('\n')]);
-}
-
 /** Writes lines [from, from + lines) of `shape` to `out` in 4 MiB batches; returns the number of bytes written. */
 export function writeShape(out, shape, lines, from = 0) {
   const at = SHAPES[shape]?.lineAt;
   if (at === undefined) throw new Error(`unknown shape ${shape} (one of ${Object.keys(SHAPES).join(', ')})`);
-  const fd = openSync(out, 'w');
-  let bytes = 0;
-  try {
-    let batch = [];
-    let batchLen = 0;
-    for (let i = 0; i < lines; i++) {
-      const line = lineBytes(at(from + i));
-      batch.push(line);
-      batchLen += line.length;
-      if (batchLen >= 4 << 20 || i === lines - 1) {
-        bytes += writeSync(fd, Buffer.concat(batch));
-        batch = [];
-        batchLen = 0;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return bytes;
+  return writeLines(out, lines, (i) => at(from + i));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
