@@ -1,9 +1,10 @@
 // The whole chain, live on loopback: the exporter follows a gateway log, a real Prometheus scrapes it and
 // evaluates the generated rules (a test copy with 10 s windows and no `for`), a real Alertmanager routes
 // with the committed example config, and the exporter's own webhook flips the load-shedding gate.
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZeroPlaneStream } from './helpers/zero-plane-stream.js';
 import { promQuery, startAlertChain, type AlertChain } from './helpers/alert-chain.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
 import { tempDir } from './helpers/temp-dir.js';
@@ -20,28 +21,7 @@ let dir: string;
 let log: string;
 let exporter: ServeProcess;
 let chain: AlertChain;
-let writer: NodeJS.Timeout | undefined;
-
-/** Appends 20 requests every 100 ms: `slowShare` of hits at 250 ms (above the 194.25 ms ceiling), `degraded` per batch. */
-function stream(kind: 'healthy' | 'drifting') {
-  if (writer) clearInterval(writer);
-  writer = setInterval(() => {
-    let body = '';
-    for (let i = 0; i < 20; i++) {
-      const slow = kind === 'drifting' && i < 4;
-      const profile = kind === 'drifting' && i === 0 ? 'warmup=hit, degraded' : 'warmup=hit';
-      body += `${JSON.stringify({
-        ts: Date.now() / 1000,
-        latency_ms: slow ? 250 : 180,
-        status: 200,
-        model: 'claude-zp',
-        route: '/v1/messages',
-        response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': profile },
-      })}\n`;
-    }
-    appendFileSync(log, body);
-  }, 100);
-}
+let traffic: ZeroPlaneStream;
 
 async function gate(): Promise<Gate> {
   const res = await fetch(`${exporter.url}/api/v1/gate`, { signal: AbortSignal.timeout(2_000) });
@@ -54,6 +34,7 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
   beforeAll(async () => {
     dir = tempDir('zp-chain-');
     log = join(dir, 'gateway.log');
+  traffic = new ZeroPlaneStream(log, { slow: (i) => i < 4 });
     writeFileSync(log, '');
     const tokenFile = join(dir, 'gate.token');
     writeFileSync(tokenFile, `${TOKEN}\n`);
@@ -67,12 +48,12 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
   }, 60_000);
 
   afterAll(async () => {
-    if (writer) clearInterval(writer);
+    traffic?.stop();
     await Promise.allSettled([chain?.stop(), exporter?.stop('SIGKILL')]);
   });
 
   it('a healthy log never pauses the gate, while the rules do see it', async () => {
-    stream('healthy');
+    traffic.start('healthy');
     // The chain is live: the recording rules have the exporter's numbers...
     await waitFor(async () => {
       const r = await promQuery(promUrl, 'zero_plane:hit_rate:ratio_rate10s');
@@ -88,7 +69,7 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
   }, 40_000);
 
   it('drift with degraded requests pauses non-core calls through the P0, and the pause ends when it resolves', async () => {
-    stream('drifting');
+    traffic.start('drifting');
     const paused = await waitFor(async () => {
       const g = await gate();
       return g.pauseNonCore ? g : undefined;
@@ -100,7 +81,7 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
     // The P0 also paged, on PagerDuty (routed with continue: true).
     await waitFor(() => (chain.sink.pages().some((e) => e.payload?.summary?.includes('ZeroPlaneP0DriftWithDegraded')) ? true : undefined), 10_000, 'the P0 page');
 
-    stream('healthy');
+    traffic.start('healthy');
     await waitFor(async () => ((await gate()).pauseNonCore ? undefined : true), 40_000, 'the gate to reopen once the P0 resolves');
   }, 90_000);
 });

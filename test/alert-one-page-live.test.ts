@@ -6,12 +6,13 @@
 // loopback, keeping incidents by dedup_key as PagerDuty does) counts the pages. The P0, the canary and
 // the latency budget all fire; with the committed config that is one page, with the old one the canary
 // pages again, as it did on a live run of the old pack (P0 at +2.5 min, canary at +10.5 min).
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import { renderPack } from '../src/pack/render-pack.js';
+import { ZeroPlaneStream } from './helpers/zero-plane-stream.js';
 import { loopbackAlertmanager, pagedAlerts, startSink, type AmConfig, type Sink } from './helpers/alertmanager-sink.js';
 import { requireBinary } from './helpers/binaries.js';
 import { startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
@@ -53,29 +54,7 @@ let promUrl: string;
 const alertmanagers: Daemon[] = [];
 let committed: Sink;
 let control: Sink;
-let writer: NodeJS.Timeout | undefined;
-
-/** Every 100 ms, 20 requests: 4 of the canary cohort, 16 stable. Drifting: half of each slower than the ceiling, one degraded. */
-function stream(kind: 'healthy' | 'drifting') {
-  if (writer) clearInterval(writer);
-  writer = setInterval(() => {
-    let body = '';
-    for (let i = 0; i < 20; i++) {
-      const drift = kind === 'drifting';
-      const profile = drift && i === 0 ? 'warmup=hit, degraded' : 'warmup=hit';
-      body += `${JSON.stringify({
-        ts: Date.now() / 1000,
-        latency_ms: drift && i % 2 === 0 ? 250 : 180,
-        status: 200,
-        model: 'claude-zp',
-        route: '/v1/messages',
-        cohort: i < 4 ? 'canary' : 'stable',
-        response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': profile },
-      })}\n`;
-    }
-    appendFileSync(log, body);
-  }, 100);
-}
+let traffic: ZeroPlaneStream;
 
 async function query(q: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> {
   const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(5_000) });
@@ -132,6 +111,7 @@ beforeAll(async () => {
   const promBin = requireBinary('prometheus');
   dir = tempDir('zp-one-page-');
   log = join(dir, 'gateway.log');
+  traffic = new ZeroPlaneStream(log, { slow: (i) => i % 2 === 0, cohort: (i) => (i < 4 ? 'canary' : 'stable') });
   writeFileSync(log, '');
   exporter = await startServe([log]);
   committed = await startSink();
@@ -151,30 +131,30 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (writer) clearInterval(writer);
+  traffic?.stop();
   await Promise.allSettled([prometheus?.stop(), exporter?.stop('SIGKILL'), ...alertmanagers.map((a) => a.stop())]);
   await Promise.allSettled([committed?.close(), control?.close()]);
 });
 
 describe('one incident, one page (live Prometheus and Alertmanager 0.25)', () => {
   it('the P0, the canary and the latency budget fire; the committed config pages once, through a dip, and the old one pages for the canary again', async () => {
-    stream('healthy');
+    traffic.start('healthy');
     await waitFor(async () => ((await query('zero_plane:hit_rate:ratio_rate10s')).length === 1 ? true : undefined), 20_000, 'the rules to record');
     await sleep(5_000);
     expect(committed.pagerDuty).toEqual([]);
 
-    stream('drifting');
+    traffic.start('drifting');
     // Every page-worthy alert of the incident fires: the P0 first, then the canary and the latency budget.
     await waitFor(async () => {
       const fired = await firedDuring('1m');
       return fired.has(P0) && fired.has('ZeroPlaneCanaryRollback') && fired.has('ZeroPlaneLatencyBudgetBurn') ? true : undefined;
     }, 40_000, 'the P0, the canary rollback and the latency budget burn to fire');
     // A dip: 12 s of healthy traffic empties the 10 s window for a moment, then the incident goes on.
-    stream('healthy');
+    traffic.start('healthy');
     await sleep(12_000);
-    stream('drifting');
+    traffic.start('drifting');
     await sleep(8_000);
-    stream('healthy');
+    traffic.start('healthy');
     // The end: the P0 resolves (10 s window + keep_firing_for 20 s) and PagerDuty is told.
     await waitFor(() => (committed.pagerDuty.some((e) => e.event_action === 'resolve') ? true : undefined), 60_000, 'the P0 to resolve on PagerDuty');
 
