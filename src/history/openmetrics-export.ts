@@ -80,6 +80,8 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
   const written: string[] = [];
   const spill = 'dir' in opts.to ? undefined : new Spill();
   const target = labelText(opts.labels.map(([k]) => k), opts.labels.map(([, v]) => v));
+  /** Per family, each series' sample names, made when a step first sees the series (series are never removed). */
+  const names = new Map<Family, string[][]>();
 
   const newBlock = (index: number, firstStepMs: number): Block => ({
     index,
@@ -124,7 +126,8 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
 
   /** The lines of series `i` of a family over `steps` steps from `firstStepMs`; counts the samples. */
   const seriesText = (fc: FamilyColumns, i: number, slot: Float64Array, firstStepMs: number, steps: number): string => {
-    const lines = sampleNames(fc, i, target);
+    const lines = names.get(fc.family)?.[i];
+    if (lines === undefined) throw new Error(`${fc.family.name} has no series ${i}`);
     let out = '';
     for (let j = 0; j < steps; j++) {
       const at = j * fc.width;
@@ -181,9 +184,12 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
     const j = b.steps++;
     for (const fc of b.families) {
       let i = 0;
+      let known = names.get(fc.family);
+      if (known === undefined) names.set(fc.family, (known = []));
       if (fc.family instanceof HistogramFamily) {
         const n = fc.family.bounds.length;
         for (const s of fc.family.eachSeries()) {
+          if (i === known.length) known.push(sampleNamesOf(fc.family, s, target));
           const slot = fc.slots[i] ?? (fc.slots[i] = newSlot(fc, capacity));
           const at = j * fc.width;
           let acc = 0;
@@ -195,6 +201,7 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
         }
       } else {
         for (const s of fc.family.eachSeries()) {
+          if (i === known.length) known.push(sampleNamesOf(fc.family, s, target));
           const slot = fc.slots[i] ?? (fc.slots[i] = newSlot(fc, capacity));
           slot[j] = s.value;
           i++;
@@ -230,30 +237,16 @@ function header(family: Family): string {
   return openMetricsHeader(openMetricsFamilyName(family.name, type), family.help, type);
 }
 
-/** The sample names with labels (and a trailing space) of each series, one per value of a step; made once per series. */
-const namesCache = new WeakMap<Family, string[][]>();
-function sampleNames(fc: FamilyColumns, i: number, target: string): string[] {
-  const f = fc.family;
-  let cached = namesCache.get(f);
-  if (cached === undefined) namesCache.set(f, (cached = []));
-  const hit = cached[i];
-  if (hit !== undefined) return hit;
-  let k = 0;
-  let series: { labels: readonly string[] } | undefined;
-  for (const s of f.eachSeries()) if (k++ === i) series = s;
-  if (series === undefined) throw new Error(`${f.name} has no series ${i}`);
+/** The sample names with labels (and a trailing space) of one series, one per value of a step. */
+function sampleNamesOf(f: Family, series: { labels: readonly string[] }, target: string): string[] {
   const labels = [target, labelText(f.labelNames, series.labels)].filter((x) => x !== '').join(',');
-  let names: string[];
   if (f instanceof HistogramFamily) {
     const open = labels === '' ? '{' : `{${labels},`;
     const plain = labels === '' ? '' : `{${labels}}`;
-    names = [...f.bounds.map((b) => `${f.name}_bucket${open}le="${canonicalNumber(b)}"} `), `${f.name}_bucket${open}le="+Inf"} `, `${f.name}_count${plain} `, `${f.name}_sum${plain} `];
-  } else {
-    const braces = labels === '' ? '' : `{${labels}}`;
-    names = [f.type === 'counter' ? `${openMetricsFamilyName(f.name, 'counter')}_total${braces} ` : `${f.name}${braces} `];
+    return [...f.bounds.map((b) => `${f.name}_bucket${open}le="${canonicalNumber(b)}"} `), `${f.name}_bucket${open}le="+Inf"} `, `${f.name}_count${plain} `, `${f.name}_sum${plain} `];
   }
-  cached[i] = names;
-  return names;
+  const braces = labels === '' ? '' : `{${labels}}`;
+  return [f.type === 'counter' ? `${openMetricsFamilyName(f.name, 'counter')}_total${braces} ` : `${f.name}${braces} `];
 }
 
 /** Blocks written to a temporary file, read back series by series. */
