@@ -8,7 +8,7 @@ import { GaugeFamily, type HistogramSeries, type SeriesHandle } from './metrics/
 import { OVERFLOW_VALUE } from './metrics/label-limiter.js';
 import type { WatchOutcome } from './record/input-watch.js';
 import type { PresetName } from './record/presets.js';
-import type { ParseResult, RecordParser } from './record/parse-record.js';
+import { TOO_LONG, type ParseResult, type RecordParser } from './record/parse-record.js';
 import { candidateFor, SourceInputs, type InputEvents, type SourceInput } from './record/source-inputs.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
@@ -42,8 +42,6 @@ export interface PipelineOptions {
   hold?: (parsed: ParseResult, source: string) => void;
 }
 
-/** A line over input.maxLineBytes, as the pipeline counts it. */
-const TOO_LONG: ParseResult = Object.freeze({ ok: false, reason: 'too_long' });
 
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 /** Index of 'unknown' in a RequestSeries row, after the five classes. */

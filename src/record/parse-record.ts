@@ -53,6 +53,8 @@ const ZONE = /^(?:Z|[+-]\d{2}:\d{2})$/;
  */
 const INVALID_JSON: ParseResult = { ok: false, reason: 'invalid_json' };
 const NOT_OBJECT: ParseResult = { ok: false, reason: 'not_object' };
+/** A line over input.maxLineBytes, as the pipeline counts it (shared like the two above). */
+export const TOO_LONG: ParseResult = { ok: false, reason: 'too_long' };
 /** Epoch numbers below this are seconds, above are milliseconds (1e11 s is the year 5138; 1e11 ms is 1973). */
 const EPOCH_MS_THRESHOLD = 1e11;
 
@@ -139,14 +141,14 @@ export class RecordParser {
     try {
       obj = JSON.parse(line);
     } catch {
-      return { ok: false, reason: 'invalid_json' };
+      return INVALID_JSON;
     }
     return this.parseValue(obj);
   }
 
   /** A line already parsed as JSON (format detection parses each line once for every preset). */
   parseValue(obj: unknown): ParseResult {
-    if (!isObject(obj)) return { ok: false, reason: 'not_object' };
+    if (!isObject(obj)) return NOT_OBJECT;
     let latency: number | ParseErrorReason = 'missing_latency';
     for (let i = 0; i < this.latency.length && latency === 'missing_latency'; i++) latency = this.latencySeconds((this.latency[i] as Getter)(obj));
     return this.record(
