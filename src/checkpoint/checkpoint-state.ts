@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { ExporterMetrics } from '../metrics/exporter-metrics.js';
 import { CounterFamily, HistogramFamily, type HistogramRow } from '../metrics/families.js';
-import { FINGERPRINT_BYTES } from '../source/file-identity.js';
+import { FINGERPRINT_BYTES, identity } from '../source/file-identity.js';
 import { metricsState, type MetricsState } from '../metrics/metrics-state.js';
 import type { FilePosition, FollowerState } from '../source/file-follower.js';
 
@@ -67,7 +67,6 @@ export const checkpointFileSchema = z.object({
 });
 
 type FileJson = z.infer<typeof fileSchema>;
-type KnownJson = z.infer<typeof knownSchema>;
 
 /**
  * Why a checkpointed value was dropped instead of restored (zero_plane_exporter_checkpoint_dropped_total{reason}):
@@ -164,7 +163,7 @@ export function decodeCheckpoint(value: unknown): { ok: true; checkpoint: Checkp
       dropped.push({ reason: 'file_position', what: describeFile(raw) });
       continue;
     }
-    known.push({ key: keyJoin(k.data), head, offset: k.data.offset });
+    known.push({ key: identity(k.data), head, offset: k.data.offset });
   }
   return {
     ok: true,
@@ -176,7 +175,7 @@ function positionOf(f: FileJson, head: Buffer): FilePosition {
   return {
     source: f.source,
     path: f.path,
-    key: keyJoin(f),
+    key: identity(f),
     head,
     offset: f.offset,
     skipToNewline: f.skipToNewline,
@@ -184,10 +183,6 @@ function positionOf(f: FileJson, head: Buffer): FilePosition {
     state: f.state,
     family: f.family,
   };
-}
-
-function keyJoin(f: { dev: number; ino: number }): string {
-  return `${f.dev}:${f.ino}`;
 }
 
 /**
@@ -203,7 +198,7 @@ function fingerprintOf(base64: string, offset: number): Buffer | undefined {
 
 function keyOf(raw: unknown): string | undefined {
   const parsed = z.object({ dev: id, ino: id }).safeParse(raw);
-  return parsed.success ? keyJoin(parsed.data) : undefined;
+  return parsed.success ? identity(parsed.data) : undefined;
 }
 
 function describeFile(raw: unknown): string {
