@@ -3,14 +3,11 @@
 import type { Config } from '../config/schema.js';
 import { formatDuration, parseDuration } from '../config/duration.js';
 import { backtest, backtestWindows } from '../history/backtest.js';
-import { BACKTEST_FORMATS, backtestWriter, skippedText, type BacktestFormat } from '../history/backtest-output.js';
-import type { ReplaySummary } from '../history/replay.js';
+import { BACKTEST_FORMATS, backtestWriter, type BacktestFormat } from '../history/backtest-output.js';
 import { UsageError } from './flags.js';
 import type { OutputStream } from './output-stream.js';
-import { inputHints } from './report-command.js';
-
-/** Lines were read and not one became a record on the timeline: nothing in the output is about the gateway. */
-export const EXIT_NOTHING_ON_TIMELINE = 1;
+import { inputHints } from './input-hints.js';
+import { timelineExit } from './timeline-exit.js';
 
 export interface BacktestArgs {
   files: string[];
@@ -30,15 +27,4 @@ export async function runBacktest(config: Config, args: BacktestArgs, out: Outpu
   await writer.end(result);
   await out.flush();
   return timelineExit('backtest', result.summary, hint);
-}
-
-/** What `backtest` and `export` say on stderr about the lines they left off the timeline, and their exit code. */
-export function timelineExit(command: string, s: ReplaySummary, hint: (text: string) => void): number {
-  const skipped = skippedText(s);
-  if (skipped !== undefined) hint(`zero-plane-exporter: ${command}: skipped ${skipped}\n`);
-  if (s.lines > 0 && s.records === 0) {
-    hint(`zero-plane-exporter: no line of the input became a record on the timeline (${s.lines} lines read); exit ${EXIT_NOTHING_ON_TIMELINE}\n`);
-    return EXIT_NOTHING_ON_TIMELINE;
-  }
-  return 0;
 }

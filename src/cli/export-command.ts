@@ -5,10 +5,10 @@ import type { Config } from '../config/schema.js';
 import { formatDuration, parseDuration } from '../config/duration.js';
 import { exportedFamilies, exportOpenMetrics, familyLabelNames } from '../history/openmetrics-export.js';
 import { Pipeline } from '../pipeline.js';
-import { timelineExit } from './backtest-command.js';
+import { timelineExit } from './timeline-exit.js';
 import { UsageError } from './flags.js';
 import type { OutputStream } from './output-stream.js';
-import { inputHints } from './report-command.js';
+import { inputHints } from './input-hints.js';
 import { VERSION } from './version.js';
 
 export interface ExportArgs {

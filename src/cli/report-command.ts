@@ -1,12 +1,12 @@
 // `report`: read inputs to their end, print the signals over all of them, optionally fail on a condition.
 import type { Config } from '../config/schema.js';
 import { Pipeline } from '../pipeline.js';
-import type { InputEvents } from '../record/source-inputs.js';
 import { P0_ALERT, REPORT_ALERTS } from '../report/alerts.js';
 import { buildReport } from '../report/build-report.js';
 import { formatText } from '../report/format-text.js';
 import type { Logger } from '../server/logger.js';
 import { UsageError } from './flags.js';
+import { inputHints } from './input-hints.js';
 import { parallelMinBytes, readReportInput, SecondThread } from './report-parallel.js';
 
 export const EXIT_FAIL_ON = 3;
@@ -79,21 +79,6 @@ export async function runReport(
   }
   const firing = new Set(report.alerts.filter((a) => a.firing).map((a) => a.name));
   return failOn.some((name) => firing.has(name)) ? EXIT_FAIL_ON : 0;
-}
-
-/** What the first lines of each input showed, as plain lines for stderr (the decision itself only at debug). */
-export function inputHints(hint: (text: string) => void, log: Logger | undefined): InputEvents {
-  return {
-    decided: (source, preset, how) => log?.debug('input preset', { source, preset, how }),
-    notUnderstood: (source, h) => {
-      const reasons = h.reasons.map(([reason, n]) => `${reason} ${n}`).join(', ');
-      const as = h.preset === undefined ? 'no preset reads them' : `read as ${h.preset}`;
-      const fix = h.suggestion === undefined ? 'see "Input" in the README for the log formats read' : `they look like ${h.suggestion}: set input.preset: ${h.suggestion}`;
-      hint(`zero-plane-exporter: ${source}: ${h.skipped} of the first ${h.lines} lines skipped (${reasons}); ${as}; ${fix}\n`);
-    },
-    labelUnresolved: (source, label, path, records) =>
-      hint(`zero-plane-exporter: ${source}: label ${label}: its path ${path} held no value in the first ${records} records, so ${label} stays empty\n`),
-  };
 }
 
 function aborted(signal: AbortSignal): Promise<never> {

@@ -1,0 +1,19 @@
+// What report, backtest and export say on stderr about inputs they do not read right. Its own module: each
+// command is loaded on its own (main.ts), and this must not bring another command's code with it.
+import type { InputEvents } from '../record/source-inputs.js';
+import type { Logger } from '../server/logger.js';
+
+/** What the first lines of each input showed, as plain lines for stderr (the decision itself only at debug). */
+export function inputHints(hint: (text: string) => void, log: Logger | undefined): InputEvents {
+  return {
+    decided: (source, preset, how) => log?.debug('input preset', { source, preset, how }),
+    notUnderstood: (source, h) => {
+      const reasons = h.reasons.map(([reason, n]) => `${reason} ${n}`).join(', ');
+      const as = h.preset === undefined ? 'no preset reads them' : `read as ${h.preset}`;
+      const fix = h.suggestion === undefined ? 'see "Input" in the README for the log formats read' : `they look like ${h.suggestion}: set input.preset: ${h.suggestion}`;
+      hint(`zero-plane-exporter: ${source}: ${h.skipped} of the first ${h.lines} lines skipped (${reasons}); ${as}; ${fix}\n`);
+    },
+    labelUnresolved: (source, label, path, records) =>
+      hint(`zero-plane-exporter: ${source}: label ${label}: its path ${path} held no value in the first ${records} records, so ${label} stays empty\n`),
+  };
+}
