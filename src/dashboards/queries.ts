@@ -9,7 +9,7 @@ import { thresholds } from '../metrics/buckets.js';
 import type { SignalRef, SloId } from '../pack/conditions.js';
 import { by, on, type Grouping } from '../pack/grouping.js';
 import { BUDGET_STEP, nonCanaryCohortRegex, ruleNames, sloEventQueries } from '../pack/recording-rules.js';
-import { slos } from '../pack/slos.js';
+import { sloById } from '../pack/slos.js';
 
 export { P0_ALERT, P99_TAIL } from '../pack/rules.js';
 
@@ -65,9 +65,9 @@ export function rawSignal(config: Config, g: Grouping, ref: SignalRef): string {
   const ratio = (numerator: string, denominator: string) => `${numerator}\n/ ${on(g)}\n${denominator}`;
   switch (ref.signal) {
     case 'burnRate': {
-      const slo = slos(config).find((s) => s.id === ref.slo);
+      const slo = sloById(config, ref.slo);
       const q = sloEventQueries(config, g, ref.slo, 'increase', w, [], (metric, ...extra) => own(g, metric, [], ...extra));
-      return `(\n${ratio(q.bad(q.events), q.events)}\n) / ${slo?.budget}`;
+      return `(\n${ratio(q.bad(q.events), q.events)}\n) / ${slo.budget}`;
     }
     case 'sloEvents':
       return sloEventQueries(config, g, ref.slo, 'increase', w, [], (metric, ...extra) => own(g, metric, [], ...extra)).events;
@@ -112,8 +112,8 @@ export function rawSignal(config: Config, g: Grouping, ref: SignalRef): string {
  */
 export function budgetLeft(config: Config, g: Grouping, id: SloId): string {
   const n = ruleNames(config);
-  const slo = slos(config).find((s) => s.id === id);
+  const slo = sloById(config, id);
   const period = formatDuration(config.slos.period);
   const over = (rule: string) => `sum ${by(g)} (sum_over_time(${recorded(g, rule, `slo="${id}"`)}[${period}:${BUDGET_STEP}]))`;
-  return `1 - (\n${over(n.sloInstanceErrors)}\n/ ${on(g)}\n${over(n.sloInstanceEvents)}\n) / ${slo?.budget}`;
+  return `1 - (\n${over(n.sloInstanceErrors)}\n/ ${on(g)}\n${over(n.sloInstanceEvents)}\n) / ${slo.budget}`;
 }

@@ -7,7 +7,7 @@
 import type { Config } from '../config/schema.js';
 import { thresholds } from '../metrics/buckets.js';
 import type { SignalRef, SloId } from '../pack/conditions.js';
-import { slos } from '../pack/slos.js';
+import { sloById } from '../pack/slos.js';
 import { T, type WindowTotals } from './step-totals.js';
 
 /** What every evaluation reads, worked out once: where the ceiling and floor buckets are, each SLO's budget. */
@@ -20,11 +20,7 @@ export interface SignalContext {
 
 export function signalContext(config: Config, bounds: readonly number[]): SignalContext {
   const t = thresholds(config.signals);
-  const budget = (id: SloId) => {
-    const slo = slos(config).find((s) => s.id === id);
-    if (slo === undefined) throw new Error(`no SLO ${id}`);
-    return slo.budget;
-  };
+  const budget = (id: SloId) => sloById(config, id).budget;
   return { bounds, ceilingBucket: T.buckets + bounds.indexOf(t.ceiling), floorBucket: T.buckets + bounds.indexOf(t.floor), budgets: { 'hit-rate': budget('hit-rate'), latency: budget('latency') } };
 }
 
@@ -87,7 +83,7 @@ export function hitQuantile(q: number, w: WindowTotals, bounds: readonly number[
 }
 
 /** Prometheus' bucketQuantile on cumulative `counts` per upper bound (the last +Inf). */
-export function histogramQuantile(q: number, upper: readonly number[], counts: readonly number[]): number | undefined {
+function histogramQuantile(q: number, upper: readonly number[], counts: readonly number[]): number | undefined {
   const n = upper.length;
   if (n < 2 || upper[n - 1] !== Infinity) return undefined;
   // ensureMonotonic: a bucket never counts less than the one below it.

@@ -7,7 +7,7 @@ import { thresholds } from '../metrics/buckets.js';
 import { OVERFLOW_VALUE } from '../metrics/label-limiter.js';
 import type { SignalRef, SloId } from './conditions.js';
 import { by, on, own, type Grouping } from './grouping.js';
-import { slos, sloWindows } from './slos.js';
+import { sloById, slos, sloWindows } from './slos.js';
 
 export interface RecordingRule {
   record: string;
@@ -95,7 +95,7 @@ const seconds = (ms: number) => ms / 1000;
 export function recordedSignal(config: Config, ref: SignalRef): string {
   const n = ruleNames(config);
   if (ref.signal === 'burnRate' || ref.signal === 'sloEvents') {
-    const slo = sloOf(config, ref.slo);
+    const slo = sloById(config, ref.slo);
     const sel = `{slo="${ref.slo}"}`;
     return ref.signal === 'burnRate' ? `${n.sloErrorRatio(ref.window)}${sel} / ${slo.budget}` : `${n.sloEvents(ref.window)}${sel} * ${seconds(ref.window)}`;
   }
@@ -117,12 +117,6 @@ export function recordedSignal(config: Config, ref: SignalRef): string {
     warmupOutcomes: `${n.warmup} * ${w}`,
   };
   return names[ref.signal];
-}
-
-function sloOf(config: Config, id: SloId) {
-  const slo = slos(config).find((s) => s.id === id);
-  if (!slo) throw new Error(`no SLO ${id}`);
-  return slo;
 }
 
 /** Cohorts that are not canaries: none, the stable ones, and the overflow bucket (values past the label limit). */

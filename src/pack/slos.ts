@@ -79,3 +79,10 @@ export function exhaustion(config: Config, factor: number): string {
   }
   return parts.slice(0, 2).join(' ');
 }
+
+/** One SLO of the config by its id. */
+export function sloById(config: Config, id: SloId): Slo {
+  const slo = slos(config).find((s) => s.id === id);
+  if (!slo) throw new Error(`no SLO ${id}`);
+  return slo;
+}
