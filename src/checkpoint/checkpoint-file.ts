@@ -29,14 +29,14 @@ export class NotACheckpointError extends Error {
 }
 
 /** What is at a checkpoint path: nothing yet, an empty file (nothing to lose), or a checkpoint of ours. */
-export type CheckpointPathState = 'absent' | 'empty' | 'ours';
+type CheckpointPathState = 'absent' | 'empty' | 'ours';
 
 /**
  * What the checkpoint path holds, from lstat and its first bytes only (never an open of anything but a
  * regular file: a FIFO would block the open until it had a writer). Throws NotACheckpointError for
  * anything that is not absent, empty or ours; other I/O errors are thrown as they are.
  */
-export function inspectCheckpointPath(path: string): CheckpointPathState {
+function inspectCheckpointPath(path: string): CheckpointPathState {
   let st: Stats;
   try {
     st = lstatSync(path);

@@ -19,7 +19,6 @@ export interface WindowSignals {
 }
 
 export class InProcessSignals implements RecordSink {
-  readonly destination = 'in-process';
   readonly pipeline: Pipeline;
   private readonly gauges: WindowGauges;
 

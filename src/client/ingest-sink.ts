@@ -49,7 +49,6 @@ export function ingestUrl(base: string): string {
 }
 
 export class IngestSink implements RecordSink {
-  readonly destination = 'ingest';
   private readonly url: string;
   private readonly headers: Record<string, string>;
   private queue: string[] = [];

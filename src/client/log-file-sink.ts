@@ -13,7 +13,6 @@ export interface LogFileOptions {
 }
 
 export class LogFileSink implements RecordSink {
-  readonly destination = 'log-file';
   private queue: string[] = [];
   private writing: Promise<void> | undefined;
 

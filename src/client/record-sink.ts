@@ -1,10 +1,8 @@
 // Where an instrumented call's line goes. Each destination counts what it delivered and what it lost in
 // zero_plane_client_records_total; write() returns at once (the call it records is not held up).
-import type { Destination } from './client-metrics.js';
 import type { Family } from './exposition.js';
 
 export interface RecordSink {
-  readonly destination: Destination;
   /** Takes one line (no newline). May throw; the caller counts that and goes on. */
   write(line: string): void;
   /** Families the destination shows itself (the in-process pipeline's), beside the client's own. */

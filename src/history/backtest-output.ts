@@ -86,7 +86,7 @@ function jsonWriter(write: Write): BacktestWriter {
 }
 
 /** The replay's counts as the JSON output has them. */
-export function summaryJson(s: ReplaySummary) {
+function summaryJson(s: ReplaySummary) {
   return {
     files: s.files,
     lines: s.lines,
@@ -167,7 +167,7 @@ function summaryText(result: BacktestResult): string {
 }
 
 /** "47m30s", "2h5m": how long, in words an SRE reads at a glance. */
-export function spanText(ms: number): string {
+function spanText(ms: number): string {
   let rest = Math.round(ms / 1000);
   let out = '';
   for (const [unit, size] of [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const) {

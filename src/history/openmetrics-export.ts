@@ -27,7 +27,7 @@ import type { Pipeline } from '../pipeline.js';
 import { replay, type ReplaySummary } from './replay.js';
 
 /** Prometheus' block duration: one --out file per block. */
-export const BLOCK_MS = 2 * 3_600_000;
+const BLOCK_MS = 2 * 3_600_000;
 
 export interface ExportOptions {
   stepMs: number;

@@ -20,7 +20,7 @@ export function openMetricsFamilyName(name: string, type: OpenMetricsType): stri
 }
 
 /** The unit a family name ends in, if it is one of the base units we use. */
-export function unitOf(familyName: string): string | undefined {
+function unitOf(familyName: string): string | undefined {
   return UNITS.find((u) => familyName.endsWith(`_${u}`));
 }
 
@@ -31,7 +31,7 @@ export function openMetricsHeader(familyName: string, help: string, type: OpenMe
 }
 
 /** Escapes a HELP text or label value: backslash, newline and double quote. */
-export function escapeOpenMetrics(s: string): string {
+function escapeOpenMetrics(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 

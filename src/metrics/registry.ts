@@ -30,8 +30,6 @@ export type ExpositionFormat = 'text' | 'openmetrics';
 
 /** The body of a scrape, and its content type. */
 export interface MetricsEndpoint {
-  /** The text format's content type. */
-  readonly contentType: string;
   contentTypeOf(format: ExpositionFormat): string;
   /** The whole body as one string (for tests and small registries; /metrics writes chunks()). */
   metrics(format?: ExpositionFormat): Promise<string>;
@@ -73,7 +71,6 @@ export function buildRegistry(families: readonly Exposable[], version: string, o
   };
   const chunks = (format: ExpositionFormat = 'text') => (format === 'openmetrics' ? openMetrics() : text());
   return {
-    contentType: defaults.contentType,
     contentTypeOf: (format) => (format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : defaults.contentType),
     chunks,
     async metrics(format: ExpositionFormat = 'text') {

@@ -13,7 +13,7 @@ export const RESERVED_DESCRIPTORS = 128;
 export const MIN_OPEN_FILES = 8;
 
 /** The process's soft limit on open descriptors (RLIMIT_NOFILE, which Node raises to the hard limit at start); undefined where /proc is not there. */
-export function descriptorLimit(limits = '/proc/self/limits'): number | undefined {
+function descriptorLimit(limits = '/proc/self/limits'): number | undefined {
   let text: string;
   try {
     text = readFileSync(limits, 'utf8');
@@ -63,11 +63,6 @@ export class OpenFiles {
     if (f.fh === undefined) return;
     this.open.delete(f);
     this.open.set(f, true);
-  }
-
-  /** `f` no longer holds a descriptor (closed by its owner). */
-  closed(f: Followed): void {
-    this.open.delete(f);
   }
 
   pin(f: Followed): void {
