@@ -7,7 +7,7 @@ import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, readHead } from './file-identity.js';
 import { alignResumedOffset, filesToResume, findFile, positionOf, resumedFollowed, type FilePosition, type FollowerState, type ResumeFrom } from './follower-resume.js';
 import { nextLineStart, startOfLastLine } from './line-start.js';
-import { accept, newFollowed, wasReplaced, type Followed, type Probe } from './followed-file.js';
+import { accept, newFollowed, refills, wasReplaced, type Followed, type Probe } from './followed-file.js';
 import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-recovery.js';
 import { expand, locate, type ReportProblem, type Visible } from './pattern-scan.js';
 import { familyOf, openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
@@ -661,7 +661,7 @@ export class FileFollower {
     const before = await this.probe(f);
     if (before === undefined) return 'error';
     if (wasReplaced(f, before)) await this.restart(f, before);
-    else if (f.emptiedFrom !== undefined && before.head.length > 0) await this.refilled(f, before);
+    else if (refills(f, before)) await this.refilled(f, before);
     else accept(f, before);
     let budget = this.maxReadBytesPerPoll;
     try {
@@ -685,7 +685,7 @@ export class FileFollower {
           await this.restart(f, after);
           continue;
         }
-        if (f.emptiedFrom !== undefined && after.head.length > 0) {
+        if (refills(f, after)) {
           // Read again after the generations it may come after (their reads reuse the buffer).
           await this.refilled(f, after);
           continue;
@@ -778,8 +778,9 @@ export class FileFollower {
     if (f.family) await this.readGenerations(afterTruncation(f, f.family, oldHead, newHead), kind, siblings);
     f.offset = 0;
     f.head = newHead;
-    // Left empty: remember what it held, for when content appears (see refilled).
-    f.emptiedFrom = newHead.length > 0 ? undefined : oldHead.length > 0 ? oldHead : f.emptiedFrom;
+    // Left empty: remember what it held, for when content appears (see refilled); only a file with
+    // siblings to look at needs it.
+    f.emptiedFrom = newHead.length > 0 || f.family === undefined ? undefined : oldHead.length > 0 ? oldHead : f.emptiedFrom;
     f.seenSize = Math.max(newSize, newHead.length);
     f.mtimeMs = newMtime;
     // New content: a copy of it made from now on can be of any length.
@@ -797,10 +798,10 @@ export class FileFollower {
     f.emptiedFrom = undefined;
     // The probe's head is a view of the scratch buffer, which the sibling probes reuse.
     const head = keep(p.head);
-    if (f.family !== undefined) {
-      const siblings = await probeSiblings(f.family, f.key, this.scratch, this.headOfFollowed);
-      await this.readGenerations(afterTruncation(f, f.family, emptied, head), 'copytruncate-recovered', siblings);
-    }
+    // Set only for a file with a family (restart).
+    const family = f.family as Family;
+    const siblings = await probeSiblings(family, f.key, this.scratch, this.headOfFollowed);
+    await this.readGenerations(afterTruncation(f, family, emptied, head), 'copytruncate-recovered', siblings);
     accept(f, { ...p, head });
   }
 

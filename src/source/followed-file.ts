@@ -103,10 +103,17 @@ export function wasReplaced(f: Followed, p: Probe): boolean {
   return p.size < f.seenSize || !sameStart(p.head, f.head);
 }
 
+/**
+ * A file a truncation left empty has content again. Nothing in the probe tells an append from another
+ * copytruncate since (an empty file has no fingerprint): its siblings are looked at (file-follower's refilled).
+ */
+export function refills(f: Followed, p: Probe): boolean {
+  return f.emptiedFrom !== undefined && p.head.length > 0;
+}
+
 /** Takes what a probe found of a file still holding the same content: a longer fingerprint, a larger size. */
 export function accept(f: Followed, p: Probe): void {
   if (p.head.length > f.head.length) f.head = keep(p.head);
   if (p.size > f.seenSize) f.seenSize = p.size;
   f.mtimeMs = p.mtimeMs;
 }
-
