@@ -1,7 +1,7 @@
 // Plain labelled counters, gauges and histograms for the per-line hot path: a Map lookup and an add,
 // no prom-client objects. They are turned into exposition only at scrape time (chunks(), exposition.ts).
 // A family given a SeriesLimit never holds more than its maxSeries series plus their overflow series.
-import { EXPOSITION_CHUNK_CHARS, familyHeader, labelText, TextPieces, valueText } from './exposition.js';
+import { familyHeader, labelText, TextPieces, valueText } from './exposition.js';
 import { canonicalNumber, openMetricsFamilyName, openMetricsHeader, openMetricsSeconds, openMetricsValue } from './openmetrics.js';
 import { keyOf, SeriesLimit, type SeriesLimitOptions } from './series-limit.js';
 
@@ -26,8 +26,8 @@ interface Series extends SeriesHandle {
 abstract class ScalarFamily {
   protected readonly series = new Map<string, Series>();
   private readonly lineTexts: LineTexts<Series, string>;
-  /** Each series' escaped labels, for OpenMetrics (made only when a scraper asks for it). */
-  private readonly labelTexts: LineTexts<Series, string>;
+  /** Each series' OpenMetrics line up to its value, and its whole `_created` line (made when a scraper first asks for OpenMetrics). */
+  private readonly openMetricsTexts: LineTexts<Series, { line: string; created: string }>;
   /** Undefined: unbounded (families whose labels are all closed sets, such as a build-info gauge). */
   readonly limit: SeriesLimit | undefined;
 
@@ -42,7 +42,13 @@ abstract class ScalarFamily {
       const labels = labelText(labelNames, s.labels);
       return `\n${name}${labels === '' ? '' : `{${labels}}`} `;
     });
-    this.labelTexts = new LineTexts((s) => labelText(labelNames, s.labels));
+    const family = openMetricsFamilyName(name, type);
+    this.openMetricsTexts = new LineTexts((s) => {
+      const labels = labelText(labelNames, s.labels);
+      const braces = labels === '' ? '' : `{${labels}}`;
+      if (type === 'gauge') return { line: `\n${name}${braces} `, created: '' };
+      return { line: `\n${family}_total${braces} `, created: s.created === undefined ? '' : `\n${family}_created${braces} ${openMetricsSeconds(s.created)}` };
+    });
     this.limit = limit === undefined ? undefined : new SeriesLimit(name, labelNames, limit);
   }
 
@@ -160,23 +166,18 @@ abstract class ScalarFamily {
    * with its `<family>_created` (unless `created` is false), a gauge as itself.
    */
   *openMetricsChunks(created = true): Generator<string> {
-    const family = openMetricsFamilyName(this.name, this.type);
-    let out = openMetricsHeader(family, this.help, this.type);
+    const out = new TextPieces();
+    out.add(openMetricsHeader(openMetricsFamilyName(this.name, this.type), this.help, this.type));
     for (const s of this.series.values()) {
-      const labels = this.labelTexts.of(s);
-      const braces = labels === '' ? '' : `{${labels}}`;
-      if (this.type === 'gauge') {
-        out += `\n${this.name}${braces} ${openMetricsValue(s.value)}`;
-      } else {
-        out += `\n${family}_total${braces} ${openMetricsValue(s.value)}`;
-        if (created && s.created !== undefined) out += `\n${family}_created${braces} ${openMetricsSeconds(s.created)}`;
-      }
-      if (out.length >= EXPOSITION_CHUNK_CHARS) {
-        yield out;
-        out = '';
-      }
+      const t = this.openMetricsTexts.of(s);
+      out.add(t.line);
+      out.add(openMetricsValue(s.value));
+      if (created) out.add(t.created);
+      const piece = out.take();
+      if (piece !== undefined) yield piece;
     }
-    if (out !== '') yield out;
+    const last = out.take(true);
+    if (last !== undefined) yield last;
   }
 }
 
@@ -259,10 +260,8 @@ export class HistogramFamily {
   private readonly series = new Map<string, HistogramSeries>();
   /** Per series: its lines up to the value, one per bucket (+Inf last), then _sum and _count. */
   private readonly lineTexts: LineTexts<HistogramSeries, readonly string[]>;
-  /** The bounds as OpenMetrics writes `le`: canonical numbers (10 is "10.0"). */
-  private readonly openMetricsLe: string[];
-  /** Each series' escaped labels, for OpenMetrics. */
-  private readonly labelTexts: LineTexts<HistogramSeries, string>;
+  /** Per series, as OpenMetrics writes it: its lines up to the value (canonical `le`, +Inf, _count, _sum), then its whole `_created` line. */
+  private readonly openMetricsTexts: LineTexts<HistogramSeries, { lines: readonly string[]; created: string }>;
   /** Bounds the label sets (each is one series of buckets, _sum and _count). */
   readonly limit: SeriesLimit | undefined;
 
@@ -280,8 +279,16 @@ export class HistogramFamily {
       const plain = labels === '' ? '' : `{${labels}}`;
       return [...leLabels.map((le) => `\n${name}_bucket${open}le="${le}"} `), `\n${name}_sum${plain} `, `\n${name}_count${plain} `];
     });
-    this.openMetricsLe = bounds.map(canonicalNumber);
-    this.labelTexts = new LineTexts((s) => labelText(labelNames, s.labels));
+    const openMetricsLe = [...bounds.map(canonicalNumber), '+Inf'];
+    this.openMetricsTexts = new LineTexts((s) => {
+      const labels = labelText(labelNames, s.labels);
+      const open = labels === '' ? '{' : `{${labels},`;
+      const plain = labels === '' ? '' : `{${labels}}`;
+      return {
+        lines: [...openMetricsLe.map((le) => `\n${name}_bucket${open}le="${le}"} `), `\n${name}_count${plain} `, `\n${name}_sum${plain} `],
+        created: s.created === undefined ? '' : `\n${name}_created${plain} ${openMetricsSeconds(s.created)}`,
+      };
+    });
     this.limit = limit === undefined ? undefined : new SeriesLimit(name, labelNames, limit);
   }
 
@@ -418,25 +425,29 @@ export class HistogramFamily {
 
   /** The family in OpenMetrics 1.0, in pieces like chunks(): canonical `le` values, then _count, _sum and (unless `created` is false) _created. */
   *openMetricsChunks(created = true): Generator<string> {
-    let out = openMetricsHeader(this.name, this.help, 'histogram');
-    const n = this.name;
+    const out = new TextPieces();
+    out.add(openMetricsHeader(this.name, this.help, 'histogram'));
+    const bucketCount = this.bounds.length;
     for (const s of this.series.values()) {
-      const labels = this.labelTexts.of(s);
-      const open = labels === '' ? '{' : `{${labels},`;
+      const t = this.openMetricsTexts.of(s);
       let acc = 0;
-      for (let i = 0; i < this.bounds.length; i++) {
+      for (let i = 0; i < bucketCount; i++) {
         acc += s.counts[i] as number;
-        out += `\n${n}_bucket${open}le="${this.openMetricsLe[i] as string}"} ${openMetricsValue(acc)}`;
+        out.add(t.lines[i] as string);
+        out.add(openMetricsValue(acc));
       }
-      const plain = labels === '' ? '' : `{${labels}}`;
-      out += `\n${n}_bucket${open}le="+Inf"} ${openMetricsValue(s.count)}\n${n}_count${plain} ${openMetricsValue(s.count)}\n${n}_sum${plain} ${openMetricsValue(s.sum)}`;
-      if (created && s.created !== undefined) out += `\n${n}_created${plain} ${openMetricsSeconds(s.created)}`;
-      if (out.length >= EXPOSITION_CHUNK_CHARS) {
-        yield out;
-        out = '';
-      }
+      out.add(t.lines[bucketCount] as string);
+      out.add(openMetricsValue(s.count));
+      out.add(t.lines[bucketCount + 1] as string);
+      out.add(openMetricsValue(s.count));
+      out.add(t.lines[bucketCount + 2] as string);
+      out.add(openMetricsValue(s.sum));
+      if (created) out.add(t.created);
+      const piece = out.take();
+      if (piece !== undefined) yield piece;
     }
-    if (out !== '') yield out;
+    const last = out.take(true);
+    if (last !== undefined) yield last;
   }
 }
 
