@@ -19,7 +19,7 @@ export function prometheusSelectedLabels(config: Config, component: string): Lab
 }
 
 /** The PrometheusRule holding the pack's rule groups. */
-export function prometheusRule(config: Config): object {
+export function prometheusRule(config: Config) {
   return {
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PrometheusRule',
