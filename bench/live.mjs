@@ -37,6 +37,8 @@ const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)];
 };
+/** What Prometheus 2.42 sends in Accept. */
+const OPENMETRICS_ACCEPT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 const fmt = (x, digits = 0) => x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** Starts `serve` on a free port and resolves once it logs that it is serving. */
@@ -248,6 +250,7 @@ async function render(ctx, { labels, lines }) {
       await sleep(100);
     }
     const times = [];
+    const omTimes = [];
     let series = 0;
     let bytes = 0;
     for (let i = 0; i < RENDER_SCRAPES; i++) {
@@ -256,8 +259,12 @@ async function render(ctx, { labels, lines }) {
       times.push(now() - t);
       series = body.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
       bytes = Buffer.byteLength(body);
+      // As Prometheus scrapes by default: OpenMetrics.
+      const o = now();
+      await (await fetch(serve.url, { headers: { accept: OPENMETRICS_ACCEPT } })).text();
+      omTimes.push(now() - o);
     }
-    return { labels, series, bytes, scrapes: RENDER_SCRAPES, p50Ms: median(times), p99Ms: quantile(times, 0.99), maxMs: Math.max(...times) };
+    return { labels, series, bytes, scrapes: RENDER_SCRAPES, p50Ms: median(times), p99Ms: quantile(times, 0.99), maxMs: Math.max(...times), omP50Ms: median(omTimes), omP99Ms: quantile(omTimes, 0.99) };
   } finally {
     await serve.stop();
     rmSync(file, { force: true });
@@ -293,7 +300,7 @@ export async function runLive(ctx) {
       (r, i) =>
         `| — run ${i + 1} | ${r.ok ? 'kept up' : 'fell behind'} (lag growth ${fmt(r.lagGrowthLinesPerSec)} lines/s, caught up ${fmt(r.catchUpSeconds, 2)} s after the last append); append → visible p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, max ${fmt(r.maxMs)} ms (${fmt(r.measured)} appends); ${fmt(r.cpuCores, 2)} cores; max RSS ${fmt(r.maxRssMiB, 1)} MiB |`,
     ),
-    ...renders.map((ren) => `| /metrics render, ${fmt(ren.series)} series (${fmt(ren.bytes / 1024)} KiB), ${ren.scrapes} scrapes | p50 ${fmt(ren.p50Ms, 1)} ms, p99 ${fmt(ren.p99Ms, 1)} ms, max ${fmt(ren.maxMs, 1)} ms |`),
+    ...renders.map((ren) => `| /metrics render, ${fmt(ren.series)} series (${fmt(ren.bytes / 1024)} KiB), ${ren.scrapes} scrapes | text: p50 ${fmt(ren.p50Ms, 1)} ms, p99 ${fmt(ren.p99Ms, 1)} ms, max ${fmt(ren.maxMs, 1)} ms; OpenMetrics: p50 ${fmt(ren.omP50Ms, 1)} ms, p99 ${fmt(ren.omP99Ms, 1)} ms |`),
   ].join('\n');
   return { steps, memory: mem, sustained: runs, renders, table };
 }
