@@ -1,9 +1,10 @@
 // `backtest` as users run it: the built CLI on a held-out log (a healthy stretch, drift with degraded
 // requests, recovery), in its three formats, from files and from stdin, and its exit codes.
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli-process.js';
+import { BIN, runCli } from './helpers/cli-process.js';
 import { heldOutLog, HELD_OUT_START_MS } from './helpers/held-out-log.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -92,6 +93,28 @@ describe('backtest', () => {
     expect(b.steps).toEqual(a.steps);
     expect(b.alerts).toEqual(a.alerts);
     expect(b.input).toEqual({ stdin: 'default' });
+  });
+
+  it('reads a FIFO and a process substitution of a gzip stream as it reads a file (they cannot be read by position)', () => {
+    const fromFile = JSON.parse(runCli(['backtest', '--format', 'json', log]).stdout) as Json;
+    const fifo = join(dir, 'gateway.fifo');
+    const q = (x: string) => `'${x}'`;
+    const shell = (script: string) => spawnSync('bash', ['-c', script], { encoding: 'utf8', timeout: 20_000, maxBuffer: 256 << 20 });
+    const cli = `${q(process.execPath)} ${q(BIN)} backtest --format json`;
+    const viaFifo = shell(`mkfifo ${q(fifo)} && { cat ${q(log)} > ${q(fifo)} & } && ${cli} ${q(fifo)}; r=$?; rm -f ${q(fifo)}; exit $r`);
+    const viaGzipPipe = shell(`${cli} <(gzip -c ${q(log)})`);
+    for (const r of [viaFifo, viaGzipPipe]) {
+      expect(r.status, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout) as Json;
+      expect(j.steps).toEqual(fromFile.steps);
+      expect(j.alerts).toEqual(fromFile.alerts);
+    }
+    const exported = shell(`${q(process.execPath)} ${q(BIN)} export <(cat ${q(log)})`);
+    expect(exported.status, exported.stderr).toBe(0);
+    // The same samples; only the source label names the input as it was given.
+    const unsourced = (text: string) => text.replace(/source="[^"]*"/g, 'source=""');
+    expect(unsourced(exported.stdout)).toBe(unsourced(shell(`${q(process.execPath)} ${q(BIN)} export ${q(log)}`).stdout));
+    expect(exported.stdout).toMatch(/source="\/dev\/fd\/\d+"/);
   });
 
   it('--step must divide the rate window and every SLO window (exit 2); 1m is evaluated every minute', () => {

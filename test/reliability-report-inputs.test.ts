@@ -3,7 +3,7 @@
 // can be opened and read in order is read as a stream, every error names the input, and the first
 // SIGTERM/SIGINT stops it (exit 143/130, nothing printed), even while it waits on a FIFO with no writer.
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -153,5 +153,24 @@ describe('report stops on the first SIGTERM or SIGINT', () => {
       void reading(child).then(() => setTimeout(() => child.kill(signal), 200));
     }, 'pipe');
     expect({ code: r.code, signal: r.signal, stdout: r.stdout }).toEqual({ code, signal: null, stdout: '' });
+  });
+
+  it('SIGTERM while it reads a FIFO whose writer stays open: it ends, by the signal raised again (a shell sees 143)', async () => {
+    const dir = tempDir('zp-report-sig-');
+    const fifo = join(dir, 'open.fifo');
+    mkfifo(fifo);
+    let writer: number | undefined;
+    try {
+      const r = await report(['--log.level=debug', fifo], (child) => {
+        // The read waits in the thread pool for the next bytes; Node's own exit would wait for it.
+        writer = openSync(fifo, 'w');
+        writeFileSync(writer, log());
+        void reading(child).then(() => setTimeout(() => child.kill('SIGTERM'), 200));
+      });
+      expect({ code: r.code, signal: r.signal, stdout: r.stdout }).toEqual({ code: null, signal: 'SIGTERM', stdout: '' });
+      expect(r.stderr).toContain('"msg":"report interrupted; nothing printed","signal":"SIGTERM"');
+    } finally {
+      if (writer !== undefined) closeSync(writer);
+    }
   });
 });

@@ -13,6 +13,8 @@ export interface BacktestArgs {
   files: string[];
   format: string;
   step: string | undefined;
+  /** Aborted (SIGTERM, SIGINT): the replay stops between chunks and steps. */
+  interrupt?: AbortSignal;
 }
 
 export async function runBacktest(config: Config, args: BacktestArgs, out: OutputStream, hint: (text: string) => void, nowMs = Date.now()): Promise<number> {
@@ -23,7 +25,7 @@ export async function runBacktest(config: Config, args: BacktestArgs, out: Outpu
   const uneven = backtestWindows(config).filter((w) => w % stepMs !== 0);
   if (uneven.length > 0) throw new UsageError(`--step ${formatDuration(stepMs)} must divide every window the alerts read; it does not divide ${uneven.map(formatDuration).join(', ')}`);
   const writer = backtestWriter(args.format as BacktestFormat, (text) => out.write(text), config.pack.rateWindow);
-  const result = await backtest(config, args.files, { stepMs, nowMs, input: inputHints(hint, undefined) }, (row) => writer.row(row));
+  const result = await backtest(config, args.files, { stepMs, nowMs, input: inputHints(hint, undefined), ...(args.interrupt === undefined ? {} : { interrupt: args.interrupt }) }, (row) => writer.row(row));
   await writer.end(result);
   await out.flush();
   return timelineExit('backtest', result.summary, hint);

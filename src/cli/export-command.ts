@@ -17,6 +17,8 @@ export interface ExportArgs {
   step: string;
   out: string | undefined;
   labels: string[] | undefined;
+  /** Aborted (SIGTERM, SIGINT): the replay stops between chunks and steps, and its scratch file is removed. */
+  interrupt?: AbortSignal;
 }
 
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
@@ -41,6 +43,7 @@ export async function runExport(config: Config, args: ExportArgs, out: OutputStr
     to: args.out === undefined ? { write: (text) => out.write(text) } : { dir: args.out },
     version: VERSION,
     input: inputHints(hint, undefined),
+    ...(args.interrupt === undefined ? {} : { interrupt: args.interrupt }),
   });
   await out.flush();
   return timelineExit('export', result.summary, hint);

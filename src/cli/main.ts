@@ -50,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
 
     switch (command) {
       case 'report': {
-        const { Interrupted, runReport } = await import('./report-command.js');
+        const [{ runReport }, { endSoon, Interrupted }] = await Promise.all([import('./report-command.js'), import('./interrupt.js')]);
         // One-shot: the first SIGTERM/SIGINT stops it (exit 143/130), whatever it is waiting on.
         const interrupt = new AbortController();
         void signalled.then((signal) => interrupt.abort(new Interrupted(signal)));
@@ -62,26 +62,36 @@ export async function main(argv: string[]): Promise<number> {
           (text) => process.stderr.write(text),
           interrupt.signal,
         );
-        // A read that cannot be cancelled (an open() of a FIFO with no writer) would keep the process alive.
-        if (interrupt.signal.aborted) setTimeout(() => process.exit(code), 200).unref();
+        if (interrupt.signal.aborted) endSoon((interrupt.signal.reason as InstanceType<typeof Interrupted>).signal);
         return code;
       }
       case 'backtest': {
         const [{ runBacktest }, { outputStream }] = await Promise.all([import('./backtest-command.js'), import('./output-stream.js')]);
-        return await runBacktest(
-          config,
-          { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step') },
-          outputStream(process.stdout),
-          (text) => process.stderr.write(text),
+        return await oneShot(command, signalled, log, (interrupt) =>
+          runBacktest(
+            config,
+            { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step'), interrupt },
+            outputStream(process.stdout),
+            (text) => process.stderr.write(text),
+          ),
         );
       }
       case 'export': {
         const [{ runExport }, { outputStream }] = await Promise.all([import('./export-command.js'), import('./output-stream.js')]);
-        return await runExport(
-          config,
-          { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step') as string, out: flagString(flags, 'out'), labels: flagStrings(flags, 'label') },
-          outputStream(process.stdout),
-          (text) => process.stderr.write(text),
+        return await oneShot(command, signalled, log, (interrupt) =>
+          runExport(
+            config,
+            {
+              files: flags.positionals,
+              format: flagString(flags, 'format') as string,
+              step: flagString(flags, 'step') as string,
+              out: flagString(flags, 'out'),
+              labels: flagStrings(flags, 'label'),
+              interrupt,
+            },
+            outputStream(process.stdout),
+            (text) => process.stderr.write(text),
+          ),
         );
       }
       case 'generate': {
@@ -171,6 +181,29 @@ async function runLoad(flags: ParsedFlags, log: Logger, signalled: Promise<strin
   await load.stop();
   log.info('done', { sent: load.stats.sent, completed: load.stats.completed, errors: load.stats.errors, dropped: load.stats.dropped, byStatus: JSON.stringify(load.stats.byStatus) });
   return 0;
+}
+
+/** A reader that closed the pipe (`export … | head`): exit as a process killed by SIGPIPE, saying nothing. */
+const EXIT_ON_EPIPE = 141;
+
+/**
+ * Runs backtest or export: the first SIGTERM/SIGINT stops it (exit 143/130) once its scratch files are
+ * removed; a closed output pipe ends it quietly (141), another write error with a message (1).
+ */
+async function oneShot(command: Command, signalled: Promise<string>, log: Logger, run: (interrupt: AbortSignal) => Promise<number>): Promise<number> {
+  const [{ endSoon, Interrupted, untilInterrupted }, { OutputClosed }] = await Promise.all([import('./interrupt.js'), import('./output-stream.js')]);
+  const interrupt = new AbortController();
+  void signalled.then((signal) => interrupt.abort(new Interrupted(signal)));
+  try {
+    const code = await untilInterrupted(run(interrupt.signal), interrupt.signal, (signal) => log.warn(`${command} interrupted`, { signal }));
+    if (interrupt.signal.aborted) endSoon((interrupt.signal.reason as InstanceType<typeof Interrupted>).signal);
+    return code;
+  } catch (err) {
+    if (!(err instanceof OutputClosed)) throw err;
+    if (err.code === 'EPIPE') return EXIT_ON_EPIPE;
+    process.stderr.write(`zero-plane-exporter: ${command}: ${err.message}\n`);
+    return 1;
+  }
 }
 
 /** --web.config.file, loaded (throws ConfigError: exit 2 naming the file, the line and the key). */

@@ -6,23 +6,14 @@ import { buildReport } from '../report/build-report.js';
 import { formatText } from '../report/format-text.js';
 import type { Logger } from '../server/logger.js';
 import { UsageError } from './flags.js';
+import { aborted } from '../source/read-input.js';
+import { EXIT_ON_SIGNAL, Interrupted } from './interrupt.js';
 import { inputHints } from './input-hints.js';
 import { parallelMinBytes, readReportInput, SecondThread } from './report-parallel.js';
 
 export const EXIT_FAIL_ON = 3;
 /** Non-empty input of which not one line became a record: nothing in the report is about the gateway. */
 export const EXIT_NOT_UNDERSTOOD = 1;
-
-/** How `report` ends on a signal, as a shell reports a process killed by it: 128 + the signal's number. */
-export const EXIT_ON_SIGNAL: Readonly<Record<string, number>> = { SIGINT: 130, SIGTERM: 143 };
-
-/** The reason a report was stopped: the signal it got. */
-export class Interrupted extends Error {
-  constructor(readonly signal: string) {
-    super(`interrupted by ${signal}`);
-    this.name = 'Interrupted';
-  }
-}
 
 export interface ReportArgs {
   files: string[];
@@ -79,13 +70,6 @@ export async function runReport(
   }
   const firing = new Set(report.alerts.filter((a) => a.firing).map((a) => a.name));
   return failOn.some((name) => firing.has(name)) ? EXIT_FAIL_ON : 0;
-}
-
-function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
 }
 
 function parseFailOn(spec: string | undefined): string[] {

@@ -22,6 +22,8 @@ export interface BacktestOptions {
   nowMs: number;
   /** Told what the first lines of each input showed. */
   input?: InputEvents;
+  /** Aborted, the replay stops (rejecting with its reason). */
+  interrupt?: AbortSignal;
 }
 
 /** The four signals (and the share above the ceiling) over the rate window at one step, as the recording rules have them. */
@@ -99,7 +101,7 @@ export async function backtest(config: Config, files: readonly string[], opts: B
   };
   for (const spec of evaluated) if (!spec.per.includes('cohort')) instanceOf(spec, undefined);
 
-  const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, ...(opts.input === undefined ? {} : { input: opts.input }) }, async (timeMs, pipeline) => {
+  const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, ...(opts.input === undefined ? {} : { input: opts.input }), ...(opts.interrupt === undefined ? {} : { interrupt: opts.interrupt }) }, async (timeMs, pipeline) => {
     ring.push(pipeline.metrics);
     const cache = new Map<number, WindowTotals>();
     const win = (ms: number) => {

@@ -39,6 +39,8 @@ export interface ExportOptions {
   version: string;
   /** Told what the first lines of each input showed. */
   input?: InputEvents;
+  /** Aborted, the replay stops (rejecting with its reason) and the scratch file is removed. */
+  interrupt?: AbortSignal;
 }
 
 export interface ExportResult {
@@ -142,7 +144,7 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
   let summary: ReplaySummary;
   try {
     // On the rules' evaluation grid at both ends, so every evaluation inside the timeline has its sample.
-    summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, alignMs: config.pack.evaluationInterval, ...(opts.input === undefined ? {} : { input: opts.input }) }, async (timeMs, pipeline) => {
+    summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, alignMs: config.pack.evaluationInterval, ...(opts.input === undefined ? {} : { input: opts.input }), ...(opts.interrupt === undefined ? {} : { interrupt: opts.interrupt }) }, async (timeMs, pipeline) => {
       families ??= exportedFamilies(config, pipeline, opts.version);
       const index = Math.floor(timeMs / BLOCK_MS);
       if (block !== undefined && block.index !== index) {
@@ -164,6 +166,7 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
         if (series === 0) continue;
         await write(`${header(family)}\n`);
         for (let i = 0; i < series; i++) {
+          opts.interrupt?.throwIfAborted();
           for (const part of spill.parts(f, i)) {
             const fc = { family, width: part.width, slots: [] };
             const text = seriesText(fc, i, part.values ?? zeros(fc, part.steps), part.firstStepMs, part.steps);

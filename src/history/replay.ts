@@ -30,6 +30,8 @@ export interface ReplayOptions {
   alignMs?: number;
   /** Told what the first lines of each input showed (its preset, lines it could not read). */
   input?: InputEvents;
+  /** Aborted, the replay stops (rejecting with its reason) before its next chunk or step. */
+  interrupt?: AbortSignal;
 }
 
 /** Told each step in order, from the timeline's first to its last: the pipeline holds every record before `timeMs`. */
@@ -159,7 +161,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
       const src: Source = {
         name,
         path,
-        reader: await openChunks(path, buffer),
+        reader: await openChunks(path, buffer, opts.interrupt),
         splitter: new LineSplitter(config.input.maxLineBytes, pipeline, name),
         filter: new TimeFilter<ParseResult>(
           filterOptions,
@@ -185,6 +187,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
         await onStep(next * step, pipeline);
       }
       while ((next + 1) * step <= limitMs) {
+        opts.interrupt?.throwIfAborted();
         const b = buckets.get(next);
         if (b !== undefined) {
           buckets.delete(next);
@@ -222,6 +225,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
         }
       }
       if (behind === undefined) break;
+      opts.interrupt?.throwIfAborted();
       const chunk = await behind.reader.next();
       if (chunk === undefined) {
         behind.splitter.flush();
@@ -242,7 +246,9 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
     const last = Math.max(highest + 1, next ?? -Infinity);
     if (Number.isFinite(last)) await countUpTo(Math.ceil(last / align) * align * step);
   } finally {
-    for (const s of sources.values()) if (!s.ended) await s.reader.close().catch(() => {});
+    const closing = [...sources.values()].filter((s) => !s.ended).map((s) => s.reader.close().catch(() => {}));
+    // Interrupted, a reader may still wait on a pipe whose writer stays open, and its close with it.
+    if (opts.interrupt?.aborted !== true) await Promise.all(closing);
   }
   summary.input = pipeline.presets();
   return summary;

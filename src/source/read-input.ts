@@ -66,7 +66,7 @@ export async function readInput(
 }
 
 /** How an opened input is read: by position (a regular file), or in order (a pipe, FIFO, character device, socket). */
-async function kindOf(fh: FileHandle, path: string): Promise<'file' | 'stream'> {
+export async function kindOf(fh: FileHandle, path: string): Promise<'file' | 'stream'> {
   let st: Stats;
   try {
     st = await fh.stat();
@@ -173,7 +173,7 @@ export async function readInputStream(
 }
 
 /** Reads enough of the stream to see the magic bytes, then replays it whole. */
-async function sniff(input: AsyncIterable<Buffer>): Promise<{ head: Buffer; rest: AsyncGenerator<Buffer> }> {
+export async function sniff(input: AsyncIterable<Buffer>): Promise<{ head: Buffer; rest: AsyncGenerator<Buffer> }> {
   const it = input[Symbol.asyncIterator]();
   let head: Buffer = Buffer.alloc(0);
   let ended = false;
@@ -198,12 +198,20 @@ async function sniff(input: AsyncIterable<Buffer>): Promise<{ head: Buffer; rest
   return { head, rest: replay() };
 }
 
-function isFileHandle(x: FileHandle | Readable): x is FileHandle {
+export function isFileHandle(x: FileHandle | Readable): x is FileHandle {
   return !(x instanceof Readable);
 }
 
-function isGzip(head: Buffer): boolean {
+export function isGzip(head: Buffer): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+}
+
+/** Rejects with the signal's reason once it is aborted. */
+export function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 function messageOf(err: unknown): string {
@@ -218,7 +226,7 @@ function messageOf(err: unknown): string {
  * (`/dev/stdin` when stdin is a socket pair, as child processes often get) cannot be opened again; its
  * descriptor is read as it is.
  */
-async function openInput(path: string, signal?: AbortSignal): Promise<FileHandle | Readable> {
+export async function openInput(path: string, signal?: AbortSignal): Promise<FileHandle | Readable> {
   signal?.throwIfAborted();
   const fifo = (await stat(path).catch(() => undefined))?.isFIFO() === true;
   signal?.throwIfAborted();
