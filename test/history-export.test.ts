@@ -128,6 +128,17 @@ describe('export --format openmetrics', () => {
     expect(pythonOpenMetrics(histogram)).toEqual({ ok: false, error: '+Inf bucket missing: h' });
   });
 
+  it('--out naming a file (or a path under one) exits 2 saying so, and writes nothing there', () => {
+    const file = join(dir, 'not-a-dir');
+    writeFileSync(file, 'kept\n');
+    for (const target of [file, join(file, 'blocks')]) {
+      const r = runCli(['export', '--out', target, log]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`--out ${target}: cannot make the output directory: it is a file, or lies under one, not a directory`);
+    }
+    expect(readFileSync(file, 'utf8')).toBe('kept\n');
+  });
+
   it('with --out, writes one whole exposition per 2 h block, each backfilled by promtool into one block, with the same samples', () => {
     const blocksDir = join(dir, 'by-block');
     const r = runCli(['export', '--format', 'openmetrics', '--out', blocksDir, log]);

@@ -2,7 +2,7 @@
 // valid for the real tools: promtool for the rules (plain and as a PrometheusRule), amtool for routing.
 import { spawnSync } from 'node:child_process';
 import { tempDir } from './helpers/temp-dir.js';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -39,6 +39,17 @@ describe('alerting pack', () => {
     for (const [file, content] of renderPack(defaultConfig())) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
     for (const [file, content] of renderDashboards(defaultConfig())) expect(readFileSync(join(dir, 'dashboards', file), 'utf8')).toBe(content);
     for (const [file, content] of renderMixin(defaultConfig())) expect(readFileSync(join(dir, 'mixin', file), 'utf8')).toBe(content);
+  });
+
+  it('`generate` with a file where an output directory goes exits 2 naming the flag, and writes no file', () => {
+    const dir = tempDir('zp-pack-');
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'kept\n');
+    const r = runCli(['generate', '--out', join(dir, 'rules'), `--dashboards.out=${join(file, 'dashboards')}`, '--log.level=warn']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--dashboards.out ${join(file, 'dashboards')}: cannot make the output directory: it is a file, or lies under one, not a directory`);
+    expect(readFileSync(file, 'utf8')).toBe('kept\n');
+    expect(readdirSync(join(dir, 'rules'))).toEqual([]);
   });
 
   it('promtool check rules accepts the rules, plain and as a PrometheusRule, with lint fatal', () => {

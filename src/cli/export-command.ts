@@ -1,6 +1,5 @@
 // `export --format openmetrics`: the counters and histograms of a replayed log at every step, for
 // `promtool tsdb create-blocks-from openmetrics` (src/history/openmetrics-export.ts).
-import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { formatDuration, parseDuration } from '../config/duration.js';
 import { exportedFamilies, exportOpenMetrics, familyLabelNames } from '../history/openmetrics-export.js';
@@ -10,6 +9,7 @@ import { UsageError } from './flags.js';
 import type { OutputStream } from './output-stream.js';
 import { inputHints } from './input-hints.js';
 import { VERSION } from './version.js';
+import { makeOutDir } from './write-files.js';
 
 export interface ExportArgs {
   files: string[];
@@ -35,7 +35,7 @@ export async function runExport(config: Config, args: ExportArgs, out: OutputStr
         'the rules\' windows will not start on a sample, so Prometheus extrapolates their increases\n',
     );
   }
-  if (args.out !== undefined) mkdirSync(args.out, { recursive: true });
+  if (args.out !== undefined) makeOutDir(args.out, 'out');
   const result = await exportOpenMetrics(config, args.files, {
     stepMs,
     nowMs,

@@ -96,7 +96,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'generate': {
         noPositionals(flags, command);
-        const [{ writeFiles }, { renderPack }, { renderDashboards }, { renderMixin }, { renderDeploy }] = await Promise.all([
+        const [{ makeOutDir, writeFiles }, { renderPack }, { renderDashboards }, { renderMixin }, { renderDeploy }] = await Promise.all([
           import('./write-files.js'),
           import('../pack/render-pack.js'),
           import('../dashboards/render-dashboards.js'),
@@ -104,12 +104,14 @@ export async function main(argv: string[]): Promise<number> {
           import('../deploy/render-deploy.js'),
         ]);
         const outputs: [Map<string, string>, string][] = [
-          [renderPack(config), flagString(flags, 'out') as string],
-          [renderDashboards(config), flagString(flags, 'dashboards.out') as string],
-          [renderMixin(config), flagString(flags, 'mixin.out') as string],
-          [renderDeploy(config), flagString(flags, 'deploy.out') as string],
+          [renderPack(config), 'out'],
+          [renderDashboards(config), 'dashboards.out'],
+          [renderMixin(config), 'mixin.out'],
+          [renderDeploy(config), 'deploy.out'],
         ];
-        for (const [files, outDir] of outputs) for (const path of writeFiles(files, outDir)) log.info('wrote', { path });
+        // Every directory first: a file in the way of one stops the command before it writes anything.
+        for (const [, flag] of outputs) makeOutDir(flagString(flags, flag) as string, flag);
+        for (const [files, flag] of outputs) for (const path of writeFiles(files, flagString(flags, flag) as string, flag)) log.info('wrote', { path });
         return 0;
       }
       case 'serve': {

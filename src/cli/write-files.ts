@@ -1,9 +1,25 @@
 // `generate` writes what the pack, dashboard, mixin and deploy renderers return: relative path → content.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { UsageError } from './flags.js';
 
-/** Writes every file under `outDir`, creating folders; returns the paths written. */
-export function writeFiles(files: ReadonlyMap<string, string>, outDir: string): string[] {
+/**
+ * Makes the output directory a flag names (and its parents); a file in the way is bad usage, named with
+ * the flag, instead of mkdir's bare EEXIST or ENOTDIR.
+ */
+export function makeOutDir(dir: string, flag: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'EEXIST' || e.code === 'ENOTDIR' ? 'it is a file, or lies under one, not a directory' : e.message;
+    throw new UsageError(`--${flag} ${dir}: cannot make the output directory: ${why}`);
+  }
+}
+
+/** Writes every file under `outDir` (given by --`flag`), creating folders; returns the paths written. */
+export function writeFiles(files: ReadonlyMap<string, string>, outDir: string, flag: string): string[] {
+  makeOutDir(outDir, flag);
   const written: string[] = [];
   for (const [file, content] of files) {
     const path = join(outDir, file);
