@@ -25,6 +25,7 @@ import type { FaultController } from '../simulate/faults.js';
 import type { SourceEvents } from '../source/line-sink.js';
 import { summarize } from '../windows/summarize.js';
 import { UsageError } from './flags.js';
+import { inputFix } from './input-hints.js';
 import { VERSION } from './version.js';
 
 export interface RunningServer {
@@ -315,7 +316,7 @@ function inputLog(log: Logger): InputEvents {
         skipped: h.skipped,
         reasons: h.reasons.map(([reason, n]) => `${reason} ${n}`).join(', '),
         suggestion: h.suggestion,
-        fix: h.suggestion === undefined ? 'see "Input" in the README for the log formats read' : `set input.preset: ${h.suggestion}`,
+        fix: h.suggestion === undefined ? inputFix(h) : `set input.preset: ${h.suggestion}`,
       }),
     labelUnresolved: (source, label, path, records) =>
       log.warn('label path held no value in the first records; the label stays empty', { source, label, path, records }),

@@ -6,6 +6,7 @@ import { bestReader, PresetDetector, type Candidate } from './detect-preset.js';
 import { InputWatch, type Label, type WatchOutcome } from './input-watch.js';
 import { mappingFor, PRESET_NAMES, type PresetName } from './presets.js';
 import { RecordParser, type ParseResult } from './parse-record.js';
+import { textLogFormat, type TextLogFormat } from './text-log-format.js';
 
 /** What a source's first lines showed: its preset, and what did not read right (said once per source). */
 export interface InputEvents {
@@ -26,6 +27,8 @@ export interface InputHint {
   reasons: [string, number][];
   /** Another preset that reads most of the skipped lines. */
   suggestion: PresetName | undefined;
+  /** When no preset does: the gateway's text log format they are in, if one we know. */
+  textFormat: TextLogFormat | undefined;
 }
 
 /** A source with lines held while its format is detected is decided after this long (serve: a quiet log). */
@@ -218,12 +221,14 @@ export class SourceInputs<S extends SourceInput> {
     if (w === undefined) return;
     s.watch = undefined;
     if (w.notUnderstood()) {
+      const suggestion = bestReader(this.candidates().filter((c) => c.preset !== s.preset), w.samples)?.preset;
       this.events.notUnderstood?.(s.name, {
         preset: s.preset,
         lines: w.lines,
         skipped: w.skipped,
         reasons: w.topReasons(),
-        suggestion: bestReader(this.candidates().filter((c) => c.preset !== s.preset), w.samples)?.preset,
+        suggestion,
+        textFormat: suggestion === undefined ? textLogFormat(w.samples) : undefined,
       });
     }
     if (s.preset === undefined) return;

@@ -53,8 +53,11 @@ export interface Nginx extends Gateway {
   reopen(): void;
 }
 
-/** nginx with the README's log_format and access_log in its http block; prefix, pid and temp paths under `dir`. */
-export async function startNginx(dir: string, upstream: string): Promise<Nginx> {
+/**
+ * nginx with the README's log_format and access_log in its http block (or `logBlock`, the lines a user had
+ * before, writing to /var/log/nginx/llm.jsonl); prefix, pid and temp paths under `dir`.
+ */
+export async function startNginx(dir: string, upstream: string, logBlock = readmeBlock('### nginx', 'nginx')): Promise<Nginx> {
   const bin = requireBinary('nginx');
   const port = await freePort();
   const logPath = join(dir, 'llm.jsonl');
@@ -71,7 +74,7 @@ export async function startNginx(dir: string, upstream: string): Promise<Nginx> 
       'events { worker_connections 64; }',
       'http {',
       ...['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t === 'body' ? 'client_body' : t}_temp_path ${join(dir, `tmp-${t}`)};`),
-      withLogPath(readmeBlock('### nginx', 'nginx'), '/var/log/nginx/llm.jsonl', logPath),
+      withLogPath(logBlock, '/var/log/nginx/llm.jsonl', logPath),
       '  server {',
       `    listen 127.0.0.1:${port};`,
       `    location = ${LOCAL_ANSWER_PATH} { return 429; }`,
@@ -121,13 +124,13 @@ export async function startCaddy(dir: string, upstream: string): Promise<Gateway
   return { name: 'caddy', url: `http://127.0.0.1:${port}`, logPath, output: started.output, stop: started.stop };
 }
 
-/** HAProxy with the README's frontend lines; its standard output (the log) appended to the log file. */
-export async function startHaproxy(dir: string, upstream: string): Promise<Gateway> {
+/** HAProxy with the README's frontend lines (or `logBlock`'s); its standard output (the log) appended to the log file. */
+export async function startHaproxy(dir: string, upstream: string, logBlock = readmeBlock('### HAProxy', 'haproxy')): Promise<Gateway> {
   const bin = requireBinary('haproxy');
   const port = await freePort();
   const logPath = join(dir, 'llm.jsonl');
   const cfg = join(dir, 'haproxy.cfg');
-  const lines = readmeBlock('### HAProxy', 'haproxy').split('\n');
+  const lines = logBlock.split('\n');
   writeFileSync(
     cfg,
     [
