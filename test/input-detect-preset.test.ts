@@ -282,7 +282,11 @@ describe('input not understood', () => {
     const r = runCli(['report', '--format', 'json', log]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ lines: 5, records: 0, input: { [log]: null } });
-    expect(r.stderr).toContain(`${log}: 5 of the first 5 lines skipped (invalid_json 5); no preset reads them; see "Input" in the README`);
+    // nginx's default text format, said as such.
+    expect(r.stderr).toContain(`${log}: 5 of the first 5 lines skipped (invalid_json 5); no preset reads them; they are the common/combined text format`);
+    // Lines of no format known: the README's "Input".
+    writeFileSync(log, 'GET /v1/messages took 183 ms\n'.repeat(5));
+    expect(runCli(['report', log]).stderr).toContain(`${log}: 5 of the first 5 lines skipped (invalid_json 5); no preset reads them; see "Input" in the README`);
     // An empty input is not "not understood".
     writeFileSync(log, '');
     expect(runCli(['report', log]).code).toBe(0);
