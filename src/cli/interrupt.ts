@@ -32,12 +32,14 @@ export async function untilInterrupted(work: Promise<number>, interrupt: AbortSi
 }
 
 /**
- * Makes sure a stopped command ends: once its own exit has had 200 ms, the signal is raised again with
- * its default action. A read that waits on a FIFO or pipe whose writer stays open holds a thread-pool
- * thread, and Node's exit waits for those threads; the default action does not (the shell still sees
- * 128 + the signal's number).
+ * Makes sure a command stopped by `interrupt` ends: once its own exit has had 200 ms, the signal is raised
+ * again with its default action. A read that waits on a FIFO or pipe whose writer stays open holds a
+ * thread-pool thread, and Node's exit waits for those threads; the default action does not (the shell
+ * still sees 128 + the signal's number). Does nothing unless `interrupt` was aborted by a signal.
  */
-export function endSoon(signal: string): void {
+export function endSoon(interrupt: AbortSignal): void {
+  if (!interrupt.aborted || !(interrupt.reason instanceof Interrupted)) return;
+  const signal = interrupt.reason.signal;
   setTimeout(() => {
     process.removeAllListeners(signal);
     process.kill(process.pid, signal);

@@ -62,7 +62,7 @@ export async function main(argv: string[]): Promise<number> {
           (text) => process.stderr.write(text),
           interrupt.signal,
         );
-        if (interrupt.signal.aborted) endSoon((interrupt.signal.reason as InstanceType<typeof Interrupted>).signal);
+        endSoon(interrupt.signal);
         return code;
       }
       case 'backtest': {
@@ -198,7 +198,7 @@ async function oneShot(command: Command, signalled: Promise<string>, log: Logger
   void signalled.then((signal) => interrupt.abort(new Interrupted(signal)));
   try {
     const code = await untilInterrupted(run(interrupt.signal), interrupt.signal, (signal) => log.warn(`${command} interrupted`, { signal }));
-    if (interrupt.signal.aborted) endSoon((interrupt.signal.reason as InstanceType<typeof Interrupted>).signal);
+    endSoon(interrupt.signal);
     return code;
   } catch (err) {
     if (!(err instanceof OutputClosed)) throw err;
