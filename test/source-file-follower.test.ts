@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, writeSync } from 'node:fs';
 import { mkdir, rename, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { LineSink, SourceEvents } from '../src/source/line-sink.js';
+import { requireBinary } from './helpers/binaries.js';
 import { followerFixture } from './helpers/follower-fixture.js';
 import { fdsInto, waitFor } from './helpers/sequence-log.js';
 
@@ -190,6 +192,20 @@ describe('FileFollower', () => {
     await f.pollOnce();
     expect(rec.errors).toHaveLength(2); // missing again: a new state, reported again
     expect(fdsInto(dir)).toEqual([]); // the deleted file was closed
+  });
+
+  it('a FIFO or a directory given as a file is a read_error that says what to give instead', async () => {
+    const { dir, sink: rec } = fx;
+    const fifo = join(dir, 'pipe.fifo');
+    expect(spawnSync(requireBinary('mkfifo'), [fifo]).status).toBe(0);
+    const sub = join(dir, 'logs');
+    await mkdir(sub);
+    const f = await fx.follow({ patterns: [fifo, sub] });
+    await f.pollOnce();
+    expect(rec.errors).toEqual([
+      { source: fifo, reason: 'read_error', detail: `${fifo}: not a regular file (a FIFO): serve follows files by position; send a stream to its stdin instead (cmd | zero-plane-exporter serve -)` },
+      { source: sub, reason: 'read_error', detail: `${sub}: not a regular file (a directory): give a file, or a glob such as DIR/*.log` },
+    ]);
   });
 
   it('reports a glob matching nothing once, then picks up the first match', async () => {

@@ -5,6 +5,15 @@ import fg from 'fast-glob';
 import type { SourceErrorReason } from './line-sink.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { identity } from './file-identity.js';
+import { fileKind } from '../config/regular-file.js';
+
+/** What to give instead of a path that is not a regular file: a pipe's lines go to stdin, a directory wants a glob. */
+const NOT_A_FILE_FIX = (st: Stats): string =>
+  st.isFIFO() || st.isSocket() || st.isCharacterDevice()
+    ? ': serve follows files by position; send a stream to its stdin instead (cmd | zero-plane-exporter serve -)'
+    : st.isDirectory()
+      ? ': give a file, or a glob such as DIR/*.log'
+      : '';
 
 const GLOB_OPTIONS = {
   onlyFiles: true,
@@ -85,7 +94,7 @@ export async function locate(
       continue;
     }
     if (!st.isFile()) {
-      problem(`file:${c.path}`, c.source, 'read_error', `${c.path}: not a regular file`);
+      problem(`file:${c.path}`, c.source, 'read_error', `${c.path}: not a regular file (${fileKind(st)})${NOT_A_FILE_FIX(st)}`);
       continue;
     }
     const key = identity(st);
