@@ -175,6 +175,40 @@ describe('parseBytes answers for the lines gateways write (the shortcut cannot s
   });
 });
 
+describe('numbers read from their bytes equal Number() of their text', () => {
+  const scanner = new RecordScanner({ fields: ['n', 's'], headerObjects: [] });
+  /** The number value n of `{"n":text}` and the decimal of `{"s":"text"}` (NaN: left to Number()). */
+  const read = (text: string): { value: unknown; decimal: number } => {
+    expect(scanner.scan(Buffer.from(`{"n":${text},"s":"${text}"}`), 0, Buffer.byteLength(`{"n":${text},"s":"${text}"}`))).toBe(0);
+    return { value: scanner.values[0], decimal: scanner.decimal(1) };
+  };
+  const check = (text: string) => {
+    const { value, decimal } = read(text);
+    expect(Object.is(value, Number(text)), `${text}: ${String(value)} vs ${Number(text)}`).toBe(true);
+    if (!Number.isNaN(decimal)) expect(Object.is(decimal, Number(text)), `decimal ${text}`).toBe(true);
+    return !Number.isNaN(decimal);
+  };
+
+  it('around 2^53, at 15 to 17 digits, and as Caddy writes its times', () => {
+    const texts = ['9007199254740991', '9007199254740992', '9007199254740993', '9007199254740994', '900719925474099.3', '900719925474099.5', '90071992547409.95',
+      '1796119596.782066', '1796119597.1334946', '1796119597.390097', '0.1234567890123456', '0.12345678901234567', '123456789012345.6', '1234567890123456.7',
+      '0.0000000000000000000001', '0.00000000000000000000001', '1.0000000000000002', '-0.0', '-1796119596.782066', '4503599627370497.5'];
+    for (const t of texts) check(t);
+    // The 16-digit ones are read from their bytes now (they were sent to Number() at 15).
+    expect(check('1796119596.782066')).toBe(true);
+    expect(check('1796119597.1334946')).toBe(false);
+  });
+
+  it('for any digits with a decimal point anywhere', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^(0|[1-9][0-9]{0,18})$/), fc.stringMatching(/^[0-9]{0,24}$/), fc.boolean(), (int, frac, negative) => {
+        check(`${negative ? '-' : ''}${int}${frac === '' ? '' : `.${frac}`}`);
+      }),
+      { numRuns: RUNS * 5 },
+    );
+  });
+});
+
 describe('scan layouts', () => {
   it('refuses keys that cannot be matched byte for byte', () => {
     expect(scannable({ fields: ['ts', 'latency_ms'], headerObjects: [{ path: 'h', names: ['x-a'] }] })).toBe(true);

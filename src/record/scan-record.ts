@@ -49,8 +49,13 @@ const ZERO = 0x30;
 const NINE = 0x39;
 /** Deeper values are left to JSON.parse (skipping recurses). */
 const MAX_DEPTH = 32;
-/** Up to 15 digits the mantissa is an exact integer, and mantissa / 10^k (k ≤ 22) is correctly rounded (Clinger's fast path), as Number() is. */
-const MAX_FAST_DIGITS = 15;
+/**
+ * Below 2^53 the digits read as an integer are that integer exactly, and mantissa / 10^k (k ≤ 22) is then
+ * correctly rounded (Clinger's fast path), as Number() is. Accumulated digit by digit, the mantissa stays
+ * below 2^53 only if every step was exact (rounding never takes a value at or above 2^53 below it), so
+ * the check is on the result: 16-digit times such as Caddy's 1796119596.782066 pass, 17-digit ones not.
+ */
+const EXACT_MANTISSA = 2 ** 53;
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 /** Member codes: ≥ 0 a kept value's index in `values`; NOT_KEPT; ≤ CHILD_BASE the object node -code + CHILD_BASE. */
 const NOT_KEPT = -1;
@@ -415,8 +420,9 @@ export class RecordScanner {
   }
 
   /**
-   * TEXT value k read as a plain decimal (digits, optionally "." and digits; at most 15 digits), or NaN. It
-   * is then exactly Number() of the text (Clinger's fast path), with no string made.
+   * TEXT value k read as a plain decimal (digits, optionally "." and digits; an integer mantissa below
+   * 2^53, at most 22 decimals), or NaN. It is then exactly Number() of the text (Clinger's fast path), with
+   * no string made.
    */
   decimal(k: number): number {
     if (this.kinds[k] !== PLAIN) return NaN;
@@ -438,7 +444,7 @@ export class RecordScanner {
         return NaN;
       }
     }
-    if (digits === 0 || digits > MAX_FAST_DIGITS || fraction === 0) return NaN;
+    if (digits === 0 || mantissa >= EXACT_MANTISSA || fraction === 0 || fraction >= POW10.length) return NaN;
     return fraction > 0 ? mantissa / (POW10[fraction] as number) : mantissa;
   }
 
@@ -638,7 +644,6 @@ export class RecordScanner {
     const negative = buf[i] === MINUS;
     if (negative) i++;
     let mantissa = 0;
-    let digits = 0;
     let fraction = 0;
     let b = i < end ? (buf[i] as number) : -1;
     if (b === ZERO) {
@@ -646,7 +651,6 @@ export class RecordScanner {
     } else if (b > ZERO && b <= NINE) {
       do {
         mantissa = mantissa * 10 + (b - ZERO);
-        digits++;
         b = ++i < end ? (buf[i] as number) : -1;
       } while (b >= ZERO && b <= NINE);
     } else {
@@ -657,12 +661,11 @@ export class RecordScanner {
       if (!(b >= ZERO && b <= NINE)) return FAIL;
       do {
         mantissa = mantissa * 10 + (b - ZERO);
-        digits++;
         fraction++;
         b = ++i < end ? (buf[i] as number) : -1;
       } while (b >= ZERO && b <= NINE);
     }
-    let exact = digits <= MAX_FAST_DIGITS && fraction < POW10.length;
+    let exact = mantissa < EXACT_MANTISSA && fraction < POW10.length;
     if (b === 0x65 || b === 0x45 /* e E */) {
       exact = false;
       b = ++i < end ? (buf[i] as number) : -1;
