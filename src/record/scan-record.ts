@@ -139,7 +139,7 @@ class KeyReader {
       return NOT_KEPT;
     }
     this.after = keyEnd + 1;
-    let entry = find(this.learnt, buf, s, keyEnd, false);
+    let entry = findLearnt(this.learnt, buf, v, s, keyEnd);
     if (entry === undefined) {
       const code = (find(this.exact, buf, s, keyEnd, false) ?? find(this.folded, buf, s, keyEnd, true))?.code ?? NOT_KEPT;
       if (this.learntCount >= LEARNT_KEYS) return code;
@@ -802,6 +802,14 @@ function literalEnd(buf: Uint8Array, i: number, end: number): number {
 const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 const NULL = Buffer.from('null');
+
+/** The learnt entry of key bytes [s, e), compared four bytes at a time (the path of every key not predicted). */
+function findLearnt(table: KeyTable, buf: Uint8Array, v: DataView, s: number, e: number): KeyEntry | undefined {
+  const candidates = table[e - s];
+  if (candidates === undefined) return undefined;
+  for (const entry of candidates) if (sameBytes(buf, v, s, entry)) return entry;
+  return undefined;
+}
 
 /** The entry of key bytes [s, e) in the table; `fold`: ASCII letters match in any case. */
 function find(table: KeyTable, buf: Uint8Array, s: number, e: number, fold: boolean): KeyEntry | undefined {
