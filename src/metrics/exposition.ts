@@ -32,6 +32,22 @@ export class TextPieces {
   }
 }
 
+/**
+ * A family's exposition in pieces of about EXPOSITION_CHUNK_CHARS, cut between series: its header, then
+ * what `write` adds for each series (a histogram's buckets stay in one piece).
+ */
+export function* piecesOf<S>(header: string, series: Iterable<S>, write: (out: TextPieces, s: S) => void): Generator<string> {
+  const out = new TextPieces();
+  out.add(header);
+  for (const s of series) {
+    write(out, s);
+    const piece = out.take();
+    if (piece !== undefined) yield piece;
+  }
+  const last = out.take(true);
+  if (last !== undefined) yield last;
+}
+
 /** Label pairs as they appear between the braces: `a="x",b="y"`, escaped like prom-client. */
 export function labelText(names: readonly string[], values: readonly string[]): string {
   let out = '';

@@ -1,7 +1,7 @@
 // Plain labelled counters, gauges and histograms for the per-line hot path: a Map lookup and an add,
 // no prom-client objects. They are turned into exposition only at scrape time (chunks(), exposition.ts).
 // A family given a SeriesLimit never holds more than its maxSeries series plus their overflow series.
-import { familyHeader, labelText, TextPieces, valueText } from './exposition.js';
+import { familyHeader, labelText, piecesOf, valueText } from './exposition.js';
 import { canonicalNumber, openMetricsFamilyName, openMetricsHeader, openMetricsSeconds, openMetricsValue } from './openmetrics.js';
 import { keyOf, SeriesLimit, type SeriesLimitOptions } from './series-limit.js';
 
@@ -148,36 +148,24 @@ abstract class ScalarFamily {
   }
 
   /** text() in pieces of about EXPOSITION_CHUNK_CHARS, cut between series: /metrics writes these. */
-  *chunks(): Generator<string> {
-    const out = new TextPieces();
-    out.add(familyHeader(this.name, this.help, this.type));
-    for (const s of this.series.values()) {
+  chunks(): Generator<string> {
+    return piecesOf(familyHeader(this.name, this.help, this.type), this.series.values(), (out, s) => {
       out.add(this.lineTexts.of(s));
       out.add(valueText(s.value));
-      const piece = out.take();
-      if (piece !== undefined) yield piece;
-    }
-    const last = out.take(true);
-    if (last !== undefined) yield last;
+    });
   }
 
   /**
    * The family in OpenMetrics 1.0, in pieces like chunks() (no final newline): a counter as `<family>_total`
    * with its `<family>_created` (unless `created` is false), a gauge as itself.
    */
-  *openMetricsChunks(created = true): Generator<string> {
-    const out = new TextPieces();
-    out.add(openMetricsHeader(openMetricsFamilyName(this.name, this.type), this.help, this.type));
-    for (const s of this.series.values()) {
+  openMetricsChunks(created = true): Generator<string> {
+    return piecesOf(openMetricsHeader(openMetricsFamilyName(this.name, this.type), this.help, this.type), this.series.values(), (out, s) => {
       const t = this.openMetricsTexts.of(s);
       out.add(t.line);
       out.add(openMetricsValue(s.value));
       if (created) out.add(t.created);
-      const piece = out.take();
-      if (piece !== undefined) yield piece;
-    }
-    const last = out.take(true);
-    if (last !== undefined) yield last;
+    });
   }
 }
 
@@ -398,11 +386,9 @@ export class HistogramFamily {
   }
 
   /** text() in pieces of about EXPOSITION_CHUNK_CHARS, cut between series (a series' buckets stay together). */
-  *chunks(): Generator<string> {
-    const out = new TextPieces();
-    out.add(familyHeader(this.name, this.help, 'histogram'));
+  chunks(): Generator<string> {
     const bucketCount = this.bounds.length;
-    for (const s of this.series.values()) {
+    return piecesOf(familyHeader(this.name, this.help, 'histogram'), this.series.values(), (out, s) => {
       const lines = this.lineTexts.of(s);
       let acc = 0;
       for (let i = 0; i < bucketCount; i++) {
@@ -416,19 +402,13 @@ export class HistogramFamily {
       out.add(valueText(s.sum));
       out.add(lines[bucketCount + 2] as string);
       out.add(valueText(s.count));
-      const piece = out.take();
-      if (piece !== undefined) yield piece;
-    }
-    const last = out.take(true);
-    if (last !== undefined) yield last;
+    });
   }
 
   /** The family in OpenMetrics 1.0, in pieces like chunks(): canonical `le` values, then _count, _sum and (unless `created` is false) _created. */
-  *openMetricsChunks(created = true): Generator<string> {
-    const out = new TextPieces();
-    out.add(openMetricsHeader(this.name, this.help, 'histogram'));
+  openMetricsChunks(created = true): Generator<string> {
     const bucketCount = this.bounds.length;
-    for (const s of this.series.values()) {
+    return piecesOf(openMetricsHeader(this.name, this.help, 'histogram'), this.series.values(), (out, s) => {
       const t = this.openMetricsTexts.of(s);
       let acc = 0;
       for (let i = 0; i < bucketCount; i++) {
@@ -443,11 +423,7 @@ export class HistogramFamily {
       out.add(t.lines[bucketCount + 2] as string);
       out.add(openMetricsValue(s.sum));
       if (created) out.add(t.created);
-      const piece = out.take();
-      if (piece !== undefined) yield piece;
-    }
-    const last = out.take(true);
-    if (last !== undefined) yield last;
+    });
   }
 }
 
