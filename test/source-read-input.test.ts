@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LineSink } from '../src/source/line-sink.js';
+import { openChunks } from '../src/source/chunk-reader.js';
 import { readInput, readInputStream } from '../src/source/read-input.js';
 
 class Recorder implements LineSink {
@@ -65,6 +67,20 @@ describe('readInput', () => {
     await readInput(path, opts, rec);
     expect(rec.lines.length).toBe(lines.length);
     expect(rec.lines).toEqual(lines);
+  });
+
+  it('given a stop signal, a gzip input of many chunks leaves no abort listener behind per chunk', async () => {
+    const lines = numbered(100_000);
+    const path = join(dir, 'many-chunks.gz');
+    await writeFile(path, gzipSync(lines.join('\n') + '\n'));
+    const signal = new AbortController().signal;
+    const reader = await openChunks(path, undefined, signal);
+    let chunks = 0;
+    while ((await reader.next()) !== undefined) chunks++;
+    await reader.close();
+    expect(chunks).toBeGreaterThan(10);
+    // Each read once added one (and with it the chunk it resolved to stayed reachable).
+    expect(getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(1);
   });
 
   it('reads a plain file named .gz as plain text', async () => {

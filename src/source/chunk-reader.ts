@@ -5,7 +5,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { aborted, isFileHandle, isGzip, kindOf, openInput, sniff } from './read-input.js';
+import { isFileHandle, isGzip, kindOf, openInput, sniff } from './read-input.js';
 
 export interface ChunkReader {
   /** The next bytes, valid until the next call (a plain file's are read into one shared buffer); undefined at the end. */
@@ -65,10 +65,20 @@ function streamChunks(input: Readable, label: string, closeSource: () => Promise
   let it: AsyncIterator<Buffer> | undefined;
   interrupt?.addEventListener('abort', () => input.destroy(), { once: true });
   // A destroyed file stream still waits for its read in the thread pool to return: raced, not only awaited.
+  // Its listener is removed once `p` settles: a read per chunk must not leave one behind each time.
   const untilAborted = <T>(p: Promise<T>): Promise<T> => {
     if (interrupt === undefined) return p;
     p.catch(() => undefined);
-    return Promise.race([p, aborted(interrupt)]);
+    return new Promise<T>((resolve, reject) => {
+      if (interrupt.aborted) return reject(interrupt.reason);
+      const onAbort = () => reject(interrupt.reason);
+      interrupt.addEventListener('abort', onAbort, { once: true });
+      const done = () => interrupt.removeEventListener('abort', onAbort);
+      p.then(
+        (v) => (done(), resolve(v)),
+        (e: unknown) => (done(), reject(e)),
+      );
+    });
   };
   const start = async (): Promise<AsyncIterator<Buffer>> => {
     const { head, rest } = await sniff(input as AsyncIterable<Buffer>);
