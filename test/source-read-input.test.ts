@@ -83,6 +83,17 @@ describe('readInput', () => {
     expect(getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(1);
   });
 
+  it('readInput with a stop signal leaves no abort listener behind either (it reads through chunk-reader)', async () => {
+    const lines = numbered(100_000);
+    const path = join(dir, 'many-chunks-read.gz');
+    await writeFile(path, gzipSync(lines.join('\n') + '\n'));
+    const signal = new AbortController().signal;
+    const rec = new Recorder();
+    await readInput(path, { ...opts, signal }, rec);
+    expect(rec.lines).toEqual(lines);
+    expect(getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(1);
+  });
+
   it('reads a plain file named .gz as plain text', async () => {
     const path = join(dir, 'misnamed.gz');
     await writeFile(path, 'not\ncompressed\n');

@@ -1,6 +1,6 @@
 // How a one-shot command (report, backtest, export) stops on SIGTERM or SIGINT: at once, even while a read
 // waits on a pipe or a FIFO with no writer yet, with the signal's exit code, and its scratch files removed.
-import { aborted } from '../source/read-input.js';
+import { aborted } from '../source/chunk-reader.js';
 
 /** The exit code of a one-shot command stopped by a signal, as a shell reports a process killed by it. */
 export const EXIT_ON_SIGNAL: Readonly<Record<string, number>> = { SIGINT: 130, SIGTERM: 143 };

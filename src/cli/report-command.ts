@@ -6,7 +6,7 @@ import { buildReport } from '../report/build-report.js';
 import { formatText } from '../report/format-text.js';
 import type { Logger } from '../server/logger.js';
 import { UsageError } from './flags.js';
-import { aborted } from '../source/read-input.js';
+import { aborted } from '../source/chunk-reader.js';
 import { EXIT_ON_SIGNAL, Interrupted } from './interrupt.js';
 import { inputHints } from './input-hints.js';
 import { parallelMinBytes, readReportInput, SecondThread } from './report-parallel.js';

@@ -1,11 +1,12 @@
-// A file (plain or gzip), a pipe or stdin read one chunk at a time, when the reader asks for it: the replay
-// of old logs (src/history) interleaves many files by their records' time, so it pulls from whichever is
-// behind instead of having each pushed to it to its end. Inputs are opened, told apart and sniffed for gzip
-// as readInput does it (read-input.ts), so `backtest <(zcat …)` and a FIFO read as `report` reads them.
-import type { FileHandle } from 'node:fs/promises';
+// Any input read one chunk at a time, when the reader asks for it: a file (plain or gzip), stdin, or
+// anything else that can be opened and read in order (a pipe, a FIFO, /dev/stdin, process substitution's
+// /dev/fd/N). gzip is recognised by its magic bytes, not the file name. readInput (read-input.ts) pulls
+// every chunk of one input; the replay of old logs (src/history) interleaves many inputs by their records'
+// time, pulling from whichever is behind. Every error names the input.
+import { closeSync, constants, createReadStream, openSync, type Stats } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { isFileHandle, isGzip, kindOf, openInput, sniff } from './read-input.js';
 
 export interface ChunkReader {
   /** The next bytes, valid until the next call (a plain file's are read into one shared buffer); undefined at the end. */
@@ -13,12 +14,13 @@ export interface ChunkReader {
   close(): Promise<void>;
 }
 
-const CHUNK_BYTES = 1 << 20;
+export const CHUNK_BYTES = 1 << 20;
 
 /**
- * A reader of `path` ('-' for stdin). Plain files read into `buffer`, which readers may share because each
- * chunk is used up before the next read. Errors name the path. `interrupt` aborted lets go of a FIFO whose
- * open() still waits for a writer (a thread stuck there would keep the process from exiting).
+ * A reader of `path` ('-' for stdin). A plain regular file is read by position into `buffer`, which
+ * readers may share because each chunk is used up before the next read; anything else as a stream.
+ * `interrupt` aborted ends a read waiting on a pipe at once (next() rejects with its reason), and lets go
+ * of a FIFO whose open() still waits for a writer (a thread stuck there would keep the process from exiting).
  */
 export async function openChunks(path: string, buffer: Buffer = Buffer.allocUnsafe(CHUNK_BYTES), interrupt?: AbortSignal): Promise<ChunkReader> {
   if (path === '-') return streamChunks(process.stdin, 'stdin', async () => {}, interrupt);
@@ -36,19 +38,21 @@ export async function openChunks(path: string, buffer: Buffer = Buffer.allocUnsa
     await fh.close();
     throw err instanceof Error && err.message.includes(path) ? err : new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
   }
-  if (gzip) return streamChunks(fh.createReadStream({ start: 0, autoClose: false, highWaterMark: 256 * 1024 }), path, () => fh.close());
-  return fileChunks(fh, path, buffer);
+  if (gzip) return streamChunks(fh.createReadStream({ start: 0, autoClose: false, highWaterMark: CHUNK_BYTES }), path, () => fh.close(), interrupt);
+  return fileChunks(fh, path, buffer, 0, undefined);
 }
 
-/** A regular file's plain bytes, read by position into the shared buffer. */
-function fileChunks(fh: FileHandle, path: string, buffer: Buffer): ChunkReader {
-  let at = 0;
+/** The plain bytes [start, end) of an open regular file (to its end when `end` is undefined), read by position into `buffer`; close() closes the file. */
+export function fileChunks(fh: FileHandle, path: string, buffer: Buffer, start: number, end: number | undefined): ChunkReader {
+  let at = start;
   return {
     async next() {
+      const want = end === undefined ? buffer.length : Math.min(buffer.length, end - at);
+      if (want <= 0) return undefined;
       try {
-        const { bytesRead: n } = await fh.read(buffer, 0, buffer.length, at);
+        const { bytesRead: n } = await fh.read(buffer, 0, want, at);
         at += n;
-        return n === 0 ? undefined : buffer.subarray(0, n);
+        return n === 0 ? undefined : n === buffer.length ? buffer : buffer.subarray(0, n);
       } catch (err) {
         throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
       }
@@ -58,10 +62,11 @@ function fileChunks(fh: FileHandle, path: string, buffer: Buffer): ChunkReader {
 }
 
 /**
- * Chunks of a byte stream, gunzipped when it starts with gzip's magic bytes. `interrupt` aborted ends a
- * read waiting for a pipe's next bytes at once (the stream is destroyed), not when its writer writes again.
+ * Chunks of a byte stream, gunzipped when it starts with gzip's magic bytes; close() releases it and then
+ * calls `closeSource`. `interrupt` aborted ends a read waiting for a pipe's next bytes at once (the stream
+ * is destroyed), not when its writer writes again.
  */
-function streamChunks(input: Readable, label: string, closeSource: () => Promise<void>, interrupt?: AbortSignal): ChunkReader {
+export function streamChunks(input: Readable, label: string, closeSource: () => Promise<void>, interrupt?: AbortSignal): ChunkReader {
   let it: AsyncIterator<Buffer> | undefined;
   interrupt?.addEventListener('abort', () => input.destroy(), { once: true });
   // A destroyed file stream still waits for its read in the thread pool to return: raced, not only awaited.
@@ -106,6 +111,106 @@ function streamChunks(input: Readable, label: string, closeSource: () => Promise
   };
 }
 
+/** How an opened input is read: by position (a regular file), or in order (a pipe, FIFO, character device, socket). */
+async function kindOf(fh: FileHandle, path: string): Promise<'file' | 'stream'> {
+  let st: Stats;
+  try {
+    st = await fh.stat();
+  } catch (err) {
+    throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
+  }
+  if (st.isDirectory()) throw new Error(`cannot read input ${path}: EISDIR: it is a directory, not a log file`);
+  return st.isFile() ? 'file' : 'stream';
+}
+
+/** Reads enough of the stream to see the magic bytes, then replays it whole. */
+async function sniff(input: AsyncIterable<Buffer>): Promise<{ head: Buffer; rest: AsyncGenerator<Buffer> }> {
+  const it = input[Symbol.asyncIterator]();
+  let head: Buffer = Buffer.alloc(0);
+  let ended = false;
+  while (head.length < 2) {
+    const r = await it.next();
+    if (r.done) {
+      ended = true;
+      break;
+    }
+    head = head.length === 0 ? r.value : Buffer.concat([head, r.value]);
+  }
+  async function* replay(): AsyncGenerator<Buffer> {
+    try {
+      if (head.length > 0) yield head;
+      if (ended) return;
+      for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+    } finally {
+      // Releases the underlying stream if the consumer stopped early (e.g. bad gzip).
+      await it.return?.();
+    }
+  }
+  return { head, rest: replay() };
+}
+
+export function isFileHandle(x: FileHandle | Readable): x is FileHandle {
+  return !(x instanceof Readable);
+}
+
+function isGzip(head: Buffer): boolean {
+  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+}
+
+/** Rejects with the signal's reason once it is aborted. */
+export function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Opens an input for reading; the error names the path. Opening a FIFO waits (in the thread pool, where it
+ * cannot be cancelled) until a writer opens it; an abort meanwhile lets it go by opening the FIFO for
+ * writing, without blocking, and closing it at once, until the open completes (with nothing to read):
+ * a thread stuck in open() would keep even process.exit waiting. A descriptor path to a socket
+ * (`/dev/stdin` when stdin is a socket pair, as child processes often get) cannot be opened again; its
+ * descriptor is read as it is.
+ */
+export async function openInput(path: string, signal?: AbortSignal): Promise<FileHandle | Readable> {
+  signal?.throwIfAborted();
+  const fifo = (await stat(path).catch(() => undefined))?.isFIFO() === true;
+  signal?.throwIfAborted();
+  let releasing: NodeJS.Timeout | undefined;
+  const release = () => {
+    try {
+      closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // No reader waiting yet or any more (ENXIO): tried again until the open is done.
+    }
+  };
+  const onAbort = () => {
+    release();
+    releasing = setInterval(release, 20);
+  };
+  if (fifo) signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await open(path, 'r');
+  } catch (err) {
+    const fd = descriptorOf(path);
+    if ((err as NodeJS.ErrnoException).code === 'ENXIO' && fd !== undefined) {
+      return fd === 0 ? process.stdin : createReadStream('', { fd, autoClose: false, highWaterMark: CHUNK_BYTES });
+    }
+    throw new Error(`cannot open input ${path}: ${messageOf(err)}`, { cause: err });
+  } finally {
+    clearInterval(releasing);
+    if (fifo) signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The descriptor a path names (`/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`), if it names one. */
+function descriptorOf(path: string): number | undefined {
+  if (path === '/dev/stdin') return 0;
+  const m = /^\/(?:dev\/fd|proc\/self\/fd)\/(\d+)$/.exec(path);
+  return m === null ? undefined : Number(m[1]);
 }
