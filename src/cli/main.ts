@@ -50,24 +50,21 @@ export async function main(argv: string[]): Promise<number> {
 
     switch (command) {
       case 'report': {
-        const [{ runReport }, { endSoon, Interrupted }] = await Promise.all([import('./report-command.js'), import('./interrupt.js')]);
-        // One-shot: the first SIGTERM/SIGINT stops it (exit 143/130), whatever it is waiting on.
-        const interrupt = new AbortController();
-        void signalled.then((signal) => interrupt.abort(new Interrupted(signal)));
-        const code = await runReport(
-          config,
-          { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
-          (text) => process.stdout.write(text),
-          log,
-          (text) => process.stderr.write(text),
-          interrupt.signal,
+        const { runReport } = await import('./report-command.js');
+        return await oneShot(command, 'report interrupted; nothing printed', signalled, log, (interrupt) =>
+          runReport(
+            config,
+            { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
+            (text) => process.stdout.write(text),
+            log,
+            (text) => process.stderr.write(text),
+            interrupt,
+          ),
         );
-        endSoon(interrupt.signal);
-        return code;
       }
       case 'backtest': {
         const [{ runBacktest }, { outputStream }] = await Promise.all([import('./backtest-command.js'), import('./output-stream.js')]);
-        return await oneShot(command, signalled, log, (interrupt) =>
+        return await oneShot(command, 'backtest interrupted', signalled, log, (interrupt) =>
           runBacktest(
             config,
             { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step'), interrupt },
@@ -78,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'export': {
         const [{ runExport }, { outputStream }] = await Promise.all([import('./export-command.js'), import('./output-stream.js')]);
-        return await oneShot(command, signalled, log, (interrupt) =>
+        return await oneShot(command, 'export interrupted', signalled, log, (interrupt) =>
           runExport(
             config,
             {
@@ -189,15 +186,16 @@ async function runLoad(flags: ParsedFlags, log: Logger, signalled: Promise<strin
 const EXIT_ON_EPIPE = 141;
 
 /**
- * Runs backtest or export: the first SIGTERM/SIGINT stops it (exit 143/130) once its scratch files are
- * removed; a closed output pipe ends it quietly (141), another write error with a message (1).
+ * Runs a one-shot command (report, backtest, export): the first SIGTERM/SIGINT stops it (exit 143/130,
+ * `stopped` logged) once its scratch files are removed; a closed output pipe ends it quietly (141),
+ * another write error with a message (1).
  */
-async function oneShot(command: Command, signalled: Promise<string>, log: Logger, run: (interrupt: AbortSignal) => Promise<number>): Promise<number> {
+async function oneShot(command: Command, stopped: string, signalled: Promise<string>, log: Logger, run: (interrupt: AbortSignal) => Promise<number>): Promise<number> {
   const [{ endSoon, Interrupted, untilInterrupted }, { OutputClosed }] = await Promise.all([import('./interrupt.js'), import('./output-stream.js')]);
   const interrupt = new AbortController();
   void signalled.then((signal) => interrupt.abort(new Interrupted(signal)));
   try {
-    const code = await untilInterrupted(run(interrupt.signal), interrupt.signal, (signal) => log.warn(`${command} interrupted`, { signal }));
+    const code = await untilInterrupted(run(interrupt.signal), interrupt.signal, (signal) => log.warn(stopped, { signal }));
     endSoon(interrupt.signal);
     return code;
   } catch (err) {

@@ -6,8 +6,6 @@ import { buildReport } from '../report/build-report.js';
 import { formatText } from '../report/format-text.js';
 import type { Logger } from '../server/logger.js';
 import { UsageError } from './flags.js';
-import { aborted } from '../source/chunk-reader.js';
-import { EXIT_ON_SIGNAL, Interrupted } from './interrupt.js';
 import { inputHints } from './input-hints.js';
 import { parallelMinBytes, readReportInput, SecondThread } from './report-parallel.js';
 
@@ -24,9 +22,8 @@ export interface ReportArgs {
 /**
  * Runs the report and returns the exit code; output goes to `out`, hints about inputs it could not read
  * right to `hint` (stderr). Big plain files are read on two threads (report-parallel.ts); `log` at debug
- * says so ("report: 2 threads") and which preset each input was read with. `interrupt` aborted (with an
- * Interrupted reason: SIGTERM, SIGINT) stops at once, even a read waiting on a pipe or a FIFO with no
- * writer yet: nothing is printed, and the exit code is the signal's (143, 130).
+ * says so ("report: 2 threads") and which preset each input was read with. `interrupt` aborted stops the
+ * reads and rejects with its reason, printing nothing (main.ts races it, answering with the signal's code).
  */
 export async function runReport(
   config: Config,
@@ -52,15 +49,9 @@ export async function runReport(
       await thread.close();
     }
   })();
-  try {
-    // Raced, not only awaited: an open() of a FIFO waits in the thread pool for a writer and cannot be cancelled.
-    await (interrupt === undefined ? read : Promise.race([read, aborted(interrupt)]));
-  } catch (err) {
-    if (!(interrupt?.aborted && interrupt.reason instanceof Interrupted)) throw err;
-    read.catch(() => undefined);
-    log?.warn('report interrupted; nothing printed', { signal: interrupt.reason.signal });
-    return EXIT_ON_SIGNAL[interrupt.reason.signal] ?? 1;
-  }
+  await read;
+  // Stopped after the last read: still nothing printed (the caller has answered with the signal's code).
+  interrupt?.throwIfAborted();
   pipeline.finish();
   const report = buildReport(pipeline, config);
   out(args.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatText(report));
