@@ -139,9 +139,9 @@ class KeyReader {
       return NOT_KEPT;
     }
     this.after = keyEnd + 1;
-    let entry = findLearnt(this.learnt, buf, v, s, keyEnd);
+    let entry = find(this.learnt, buf, v, s, keyEnd, false);
     if (entry === undefined) {
-      const code = (find(this.exact, buf, s, keyEnd, false) ?? find(this.folded, buf, s, keyEnd, true))?.code ?? NOT_KEPT;
+      const code = (find(this.exact, buf, v, s, keyEnd, false) ?? find(this.folded, buf, v, s, keyEnd, true))?.code ?? NOT_KEPT;
       if (this.learntCount >= LEARNT_KEYS) return code;
       entry = { ...packed(copyOf(buf, s, keyEnd)), code };
       (this.learnt[keyEnd - s] ??= []).push(entry);
@@ -803,30 +803,26 @@ const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 const NULL = Buffer.from('null');
 
-/** The learnt entry of key bytes [s, e), compared four bytes at a time (the path of every key not predicted). */
-function findLearnt(table: KeyTable, buf: Uint8Array, v: DataView, s: number, e: number): KeyEntry | undefined {
-  const candidates = table[e - s];
-  if (candidates === undefined) return undefined;
-  for (const entry of candidates) if (sameBytes(buf, v, s, entry)) return entry;
-  return undefined;
-}
-
-/** The entry of key bytes [s, e) in the table; `fold`: ASCII letters match in any case. */
-function find(table: KeyTable, buf: Uint8Array, s: number, e: number, fold: boolean): KeyEntry | undefined {
+/**
+ * The entry of key bytes [s, e) in the table (v: a view of buf); `fold`: ASCII letters match in any case.
+ * Exact keys are compared four bytes at a time: this is the path of every key a line does not hold where
+ * the line before held it (Caddy's header objects come in a new order each line).
+ */
+function find(table: KeyTable, buf: Uint8Array, v: DataView, s: number, e: number, fold: boolean): KeyEntry | undefined {
   const candidates = table[e - s];
   if (candidates === undefined) return undefined;
   for (const entry of candidates) {
+    if (!fold) {
+      if (sameBytes(buf, v, s, entry)) return entry;
+      continue;
+    }
     const bytes = entry.bytes;
-    let j = 0;
     const len = bytes.length;
-    if (fold) {
-      while (j < len) {
-        const b = buf[s + j] as number;
-        if ((b >= 0x41 && b <= 0x5a ? b + 0x20 : b) !== bytes[j]) break;
-        j++;
-      }
-    } else {
-      while (j < len && buf[s + j] === bytes[j]) j++;
+    let j = 0;
+    while (j < len) {
+      const b = buf[s + j] as number;
+      if ((b >= 0x41 && b <= 0x5a ? b + 0x20 : b) !== bytes[j]) break;
+      j++;
     }
     if (j === len) return entry;
   }
