@@ -3,7 +3,7 @@
 import { aborted } from '../source/chunk-reader.js';
 
 /** The exit code of a one-shot command stopped by a signal, as a shell reports a process killed by it. */
-export const EXIT_ON_SIGNAL: Readonly<Record<string, number>> = { SIGINT: 130, SIGTERM: 143 };
+const EXIT_ON_SIGNAL: Readonly<Record<string, number>> = { SIGINT: 130, SIGTERM: 143 };
 
 /** The reason a one-shot command was stopped: the signal it got. */
 export class Interrupted extends Error {
