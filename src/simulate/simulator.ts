@@ -60,7 +60,13 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-const realSleep: Sleep = (ms, signal) => sleepFor(ms, undefined, { signal });
+// libuv counts timers in whole milliseconds of a loop clock read when the iteration began, so a timer can
+// fire up to 1 ms before performance.now() says it is due; an answer must never come before its decided delay.
+const realSleep: Sleep = async (ms, signal) => {
+  const due = performance.now() + ms;
+  do await sleepFor(Math.max(0, due - performance.now()), undefined, { signal });
+  while (performance.now() < due);
+};
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const { host = '127.0.0.1', port = 0, faults: initialFaults, seed, rng: givenRng, sleep = realSleep, onAnswer, onFaults, draws: drawMode = 'random', reportAnswerTime = false, ...overrides } = opts;
