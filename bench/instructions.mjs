@@ -39,7 +39,7 @@ function instructions(contender, file, preset, rounds, lines) {
   const out = join(DATA, `cg-${process.pid}.out`);
   const r = spawnSync(
     'valgrind',
-    ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, process.execPath, join(ROOT, 'bench', 'steady-state.mjs'), contender, file, preset, String(rounds)],
+    ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, process.execPath, '--single-threaded', join(ROOT, 'bench', 'steady-state.mjs'), contender, file, preset, String(rounds)],
     { encoding: 'utf8', maxBuffer: 64 << 20 },
   );
   if (r.status !== 0) throw new Error(`steady-state ${contender} exited ${r.status}: ${r.stderr.slice(-2000)}`);
