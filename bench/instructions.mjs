@@ -4,7 +4,7 @@
 // Each contender runs bench/steady-state.mjs over one shape's lines R1 and R2 times; (Ir(R2) − Ir(R1)) /
 // ((R2 − R1) × lines) is the cost of a line in steady state, without start-up, file reads or warm-up.
 // Node runs with --single-threaded: cachegrind counts every thread, and V8's background compiler and GC
-// threads otherwise made one build's count vary 7× between runs (within 2 % with the flag).
+// threads otherwise made one build's count vary 3× between runs (within 2 % with the flag).
 // Instructions are not time (cache misses and branches differ), so the final figures are CPU seconds
 // from `npm run bench`; this is the tool for A/B while the machine is busy.
 //
