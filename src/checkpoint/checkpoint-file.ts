@@ -4,7 +4,7 @@
 // path naming anything else (a user's file, a device, a FIFO, a directory, a symlink) is refused, and
 // nothing there is moved, truncated or written.
 import { closeSync, constants, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
-import { fileKind } from '../config/regular-file.js';
+import { fileKind } from '../source/file-kind.js';
 import { basename, dirname, join } from 'node:path';
 
 /**

@@ -1,7 +1,8 @@
 // Reads a file a config names (the config itself, TLS material, a token): a regular file of bounded size,
 // or a clear error. Without the check, `key_file: /dev/zero` reads until the heap runs out (6.5 GB, then
 // an abort) and a FIFO blocks start-up forever; a config path never legitimately names either.
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { fileKind } from '../source/file-kind.js';
 
 /**
  * Config files, certificates with their chains and token files are kilobytes; 1 MiB leaves room for a
@@ -53,16 +54,4 @@ export function readRegularFile(path: string, maxBytes = MAX_CONFIG_FILE_BYTES):
   } finally {
     closeSync(fd);
   }
-}
-
-/** What a path is, in words for an error message ("a FIFO"); lstat() results name links too. */
-export function fileKind(stat: Stats): string {
-  if (stat.isFile()) return 'a regular file';
-  if (stat.isDirectory()) return 'a directory';
-  if (stat.isFIFO()) return 'a FIFO';
-  if (stat.isSymbolicLink()) return 'a symbolic link (give the path of the file itself)';
-  if (stat.isCharacterDevice()) return 'a character device';
-  if (stat.isBlockDevice()) return 'a block device';
-  if (stat.isSocket()) return 'a socket';
-  return 'a special file';
 }

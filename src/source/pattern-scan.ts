@@ -5,7 +5,7 @@ import fg from 'fast-glob';
 import type { SourceErrorReason } from './line-sink.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { identity } from './file-identity.js';
-import { fileKind } from '../config/regular-file.js';
+import { fileKind } from './file-kind.js';
 
 /** What to give instead of a path that is not a regular file: a pipe's lines go to stdin, a directory wants a glob. */
 const NOT_A_FILE_FIX = (st: Stats): string =>
