@@ -1,6 +1,6 @@
 // When the poll timer runs the next cycle: never overlapping one under way, and never leaving lines unread
 // for a whole interval when the file has more than one poll may read.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { followerFixture } from './helpers/follower-fixture.js';
 import { waitFor } from './helpers/sequence-log.js';
 
@@ -18,6 +18,31 @@ describe('FileFollower poll schedule', () => {
     expect(Date.now() - started).toBeLessThan(8_000);
     sink.expectExactlyOnce(600);
     await follower.stop();
+  });
+
+  it('a tick held back by a cycle runs at once only if that cycle read something', async () => {
+    const { sink, w } = fx;
+    // The poll timer and the immediate it schedules are faked (the file system is real), so which of
+    // them is pending can be asked without timing anything.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setImmediate', 'clearImmediate'] });
+    try {
+      const follower = await fx.follow({ pollIntervalMs: 250 });
+      const cycleWithTickHeld = async () => {
+        vi.advanceTimersByTime(250); // a tick starts a cycle
+        vi.advanceTimersByTime(250); // the next comes while it runs, and is held
+        await follower.snapshot(() => undefined); // once the cycle is over
+      };
+      expect(vi.getTimerCount()).toBe(1); // the poll timer
+      await cycleWithTickHeld(); // nothing new in the file
+      expect(vi.getTimerCount()).toBe(1); // the held tick waits for the timer: many idle files never spin
+      w.write(10);
+      await cycleWithTickHeld();
+      expect(sink.counts.size).toBe(10);
+      expect(vi.getTimerCount()).toBe(2); // and an immediate: lines came, more may be waiting
+      await follower.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('polls the caller runs with pollOnce() stop at the budget and are not continued by themselves', async () => {

@@ -113,8 +113,10 @@ export class FileFollower {
   private readonly catchUpCap: number;
   /** Set when a read stopped at the per-poll budget: the file had more, so the poll did not catch up. */
   private budgetHit = false;
-  /** A tick came while a cycle ran: the next cycle starts as soon as this one ends. */
+  /** A tick came while a cycle ran: the next cycle starts as soon as this one ends, if it read anything. */
   private tickHeld = false;
+  /** Bytes the cycle under way has read, over all files. */
+  private readThisCycle = 0;
   private markCaughtUp!: () => void;
   /**
    * Resolves at the end of the first poll that read every followed file to its end (none stopped at the
@@ -224,8 +226,11 @@ export class FileFollower {
   private runCycle(ticked = false): Promise<void> {
     const cycle = this.cycleBody().finally(() => {
       this.cycle = undefined;
-      if (this.tickHeld || (ticked && this.budgetHit)) {
-        this.tickHeld = false;
+      // A held tick after a cycle that read nothing waits for the next tick: a cycle slow only because it
+      // checks many idle files would otherwise run back to back.
+      const more = (this.tickHeld && this.readThisCycle > 0) || (ticked && this.budgetHit);
+      this.tickHeld = false;
+      if (more) {
         // After the awaits of snapshot() and stop() that wait for this cycle: they take their turn first.
         setImmediate(() => this.tick());
       }
@@ -240,6 +245,7 @@ export class FileFollower {
     this.scanned = true;
     this.problems = new Map();
     this.budgetHit = false;
+    this.readThisCycle = 0;
     this.index.clear();
     const now = Date.now();
     try {
@@ -737,6 +743,7 @@ export class FileFollower {
   private take(f: Followed, bytes: number): void {
     f.offset += bytes;
     f.readThisPoll += bytes;
+    this.readThisCycle += bytes;
     if (f.offset > f.seenSize) f.seenSize = f.offset;
     this.openFiles.touch(f);
     f.splitter.push(this.buf.subarray(0, bytes));
