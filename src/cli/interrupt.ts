@@ -1,6 +1,5 @@
 // How a one-shot command (report, backtest, export) stops on SIGTERM or SIGINT: at once, even while a read
 // waits on a pipe or a FIFO with no writer yet, with the signal's exit code, and its scratch files removed.
-import { aborted } from '../source/chunk-reader.js';
 
 /** The exit code of a one-shot command stopped by a signal, as a shell reports a process killed by it. */
 const EXIT_ON_SIGNAL: Readonly<Record<string, number>> = { SIGINT: 130, SIGTERM: 143 };
@@ -44,4 +43,12 @@ export function endSoon(interrupt: AbortSignal): void {
     process.removeAllListeners(signal);
     process.kill(process.pid, signal);
   }, 200).unref();
+}
+
+/** Rejects with the signal's reason once it is aborted. */
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }

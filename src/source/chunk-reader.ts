@@ -7,6 +7,7 @@ import { closeSync, constants, createReadStream, openSync, type Stats } from 'no
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { errorMessage } from './fs-error-reason.js';
 
 export interface ChunkReader {
   /** The next bytes, valid until the next call (a plain file's are read into one shared buffer); undefined at the end. */
@@ -36,7 +37,7 @@ export async function openChunks(path: string, buffer: Buffer = Buffer.allocUnsa
     gzip = isGzip(head.subarray(0, bytesRead));
   } catch (err) {
     await fh.close();
-    throw err instanceof Error && err.message.includes(path) ? err : new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
+    throw err instanceof Error && err.message.includes(path) ? err : new Error(`cannot read input ${path}: ${errorMessage(err)}`, { cause: err });
   }
   if (gzip) return streamChunks(fh.createReadStream({ start: 0, autoClose: false, highWaterMark: CHUNK_BYTES }), path, () => fh.close(), interrupt);
   return fileChunks(fh, path, buffer, 0, undefined);
@@ -54,7 +55,7 @@ export function fileChunks(fh: FileHandle, path: string, buffer: Buffer, start: 
         at += n;
         return n === 0 ? undefined : n === buffer.length ? buffer : buffer.subarray(0, n);
       } catch (err) {
-        throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
+        throw new Error(`cannot read input ${path}: ${errorMessage(err)}`, { cause: err });
       }
     },
     close: () => fh.close(),
@@ -68,7 +69,8 @@ export function fileChunks(fh: FileHandle, path: string, buffer: Buffer, start: 
  */
 export function streamChunks(input: Readable, label: string, closeSource: () => Promise<void>, interrupt?: AbortSignal): ChunkReader {
   let it: AsyncIterator<Buffer> | undefined;
-  interrupt?.addEventListener('abort', () => input.destroy(), { once: true });
+  const destroy = () => input.destroy();
+  interrupt?.addEventListener('abort', destroy, { once: true });
   // A destroyed file stream still waits for its read in the thread pool to return: raced, not only awaited.
   // Its listener is removed once `p` settles: a read per chunk must not leave one behind each time.
   const untilAborted = <T>(p: Promise<T>): Promise<T> => {
@@ -101,10 +103,11 @@ export function streamChunks(input: Readable, label: string, closeSource: () => 
         return r.done ? undefined : r.value;
       } catch (err) {
         if (interrupt?.aborted) throw interrupt.reason;
-        throw new Error(`cannot read input ${label}: ${messageOf(err)}`, { cause: err });
+        throw new Error(`cannot read input ${label}: ${errorMessage(err)}`, { cause: err });
       }
     },
     async close() {
+      interrupt?.removeEventListener('abort', destroy);
       await it?.return?.();
       await closeSource();
     },
@@ -117,7 +120,7 @@ async function kindOf(fh: FileHandle, path: string): Promise<'file' | 'stream'> 
   try {
     st = await fh.stat();
   } catch (err) {
-    throw new Error(`cannot read input ${path}: ${messageOf(err)}`, { cause: err });
+    throw new Error(`cannot read input ${path}: ${errorMessage(err)}`, { cause: err });
   }
   if (st.isDirectory()) throw new Error(`cannot read input ${path}: EISDIR: it is a directory, not a log file`);
   return st.isFile() ? 'file' : 'stream';
@@ -157,18 +160,6 @@ function isGzip(head: Buffer): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 
-/** Rejects with the signal's reason once it is aborted. */
-export function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /**
  * Opens an input for reading; the error names the path. Opening a FIFO waits (in the thread pool, where it
  * cannot be cancelled) until a writer opens it; an abort meanwhile lets it go by opening the FIFO for
@@ -201,7 +192,7 @@ export async function openInput(path: string, signal?: AbortSignal): Promise<Fil
     if ((err as NodeJS.ErrnoException).code === 'ENXIO' && fd !== undefined) {
       return fd === 0 ? process.stdin : createReadStream('', { fd, autoClose: false, highWaterMark: CHUNK_BYTES });
     }
-    throw new Error(`cannot open input ${path}: ${messageOf(err)}`, { cause: err });
+    throw new Error(`cannot open input ${path}: ${errorMessage(err)}`, { cause: err });
   } finally {
     clearInterval(releasing);
     if (fifo) signal?.removeEventListener('abort', onAbort);
