@@ -57,7 +57,7 @@ describe('dashboards/ is the generator output', () => {
 
   it('generate\'s writeFiles(renderDashboards(config), dir) writes exactly those files', () => {
     const dir = tempDir('zp-dashboards-');
-    const written = writeFiles(renderDashboards(defaultConfig()), dir, 'dashboards.out');
+    const written = writeFiles(renderDashboards(defaultConfig()), dir);
     expect(written.map((p) => relative(dir, p).split('\\').join('/')).sort()).toEqual([...rendered.keys()].sort());
     for (const [file, content] of rendered) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
   });

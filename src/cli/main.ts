@@ -108,7 +108,7 @@ export async function main(argv: string[]): Promise<number> {
         ];
         // Every directory first: a file in the way of one stops the command before it writes anything.
         for (const [, flag] of outputs) makeOutDir(flagString(flags, flag) as string, flag);
-        for (const [files, flag] of outputs) for (const path of writeFiles(files, flagString(flags, flag) as string, flag)) log.info('wrote', { path });
+        for (const [files, flag] of outputs) for (const path of writeFiles(files, flagString(flags, flag) as string)) log.info('wrote', { path });
         return 0;
       }
       case 'serve': {

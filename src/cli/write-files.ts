@@ -17,9 +17,8 @@ export function makeOutDir(dir: string, flag: string): void {
   }
 }
 
-/** Writes every file under `outDir` (given by --`flag`), creating folders; returns the paths written. */
-export function writeFiles(files: ReadonlyMap<string, string>, outDir: string, flag: string): string[] {
-  makeOutDir(outDir, flag);
+/** Writes every file under `outDir` (made with makeOutDir first), creating subfolders; returns the paths written. */
+export function writeFiles(files: ReadonlyMap<string, string>, outDir: string): string[] {
   const written: string[] = [];
   for (const [file, content] of files) {
     const path = join(outDir, file);
