@@ -25,7 +25,7 @@ export async function runBacktest(config: Config, args: BacktestArgs, out: Outpu
   const uneven = backtestWindows(config).filter((w) => w % stepMs !== 0);
   if (uneven.length > 0) throw new UsageError(`--step ${formatDuration(stepMs)} must divide every window the alerts read; it does not divide ${uneven.map(formatDuration).join(', ')}`);
   const writer = backtestWriter(args.format as BacktestFormat, (text) => out.write(text), config.pack.rateWindow);
-  const result = await backtest(config, args.files, { stepMs, nowMs, input: inputHints(hint, undefined), ...(args.interrupt === undefined ? {} : { interrupt: args.interrupt }) }, (row) => writer.row(row));
+  const result = await backtest(config, args.files, { stepMs, nowMs, input: inputHints(hint, undefined), interrupt: args.interrupt }, (row) => writer.row(row));
   await writer.end(result);
   await out.flush();
   return timelineExit('backtest', result.summary, hint);

@@ -43,7 +43,7 @@ export async function runExport(config: Config, args: ExportArgs, out: OutputStr
     to: args.out === undefined ? { write: (text) => out.write(text) } : { dir: args.out },
     version: VERSION,
     input: inputHints(hint, undefined),
-    ...(args.interrupt === undefined ? {} : { interrupt: args.interrupt }),
+    interrupt: args.interrupt,
   });
   await out.flush();
   return timelineExit('export', result.summary, hint);

@@ -101,7 +101,7 @@ export async function backtest(config: Config, files: readonly string[], opts: B
   };
   for (const spec of evaluated) if (!spec.per.includes('cohort')) instanceOf(spec, undefined);
 
-  const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, ...(opts.input === undefined ? {} : { input: opts.input }), ...(opts.interrupt === undefined ? {} : { interrupt: opts.interrupt }) }, async (timeMs, pipeline) => {
+  const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, input: opts.input, interrupt: opts.interrupt }, async (timeMs, pipeline) => {
     ring.push(pipeline.metrics);
     const cache = new Map<number, WindowTotals>();
     const win = (ms: number) => {

@@ -144,7 +144,7 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
   let summary: ReplaySummary;
   try {
     // On the rules' evaluation grid at both ends, so every evaluation inside the timeline has its sample.
-    summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, alignMs: config.pack.evaluationInterval, ...(opts.input === undefined ? {} : { input: opts.input }), ...(opts.interrupt === undefined ? {} : { interrupt: opts.interrupt }) }, async (timeMs, pipeline) => {
+    summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, alignMs: config.pack.evaluationInterval, input: opts.input, interrupt: opts.interrupt }, async (timeMs, pipeline) => {
       families ??= exportedFamilies(config, pipeline, opts.version);
       const index = Math.floor(timeMs / BLOCK_MS);
       if (block !== undefined && block.index !== index) {
