@@ -2,7 +2,7 @@
 // per-line work is JSON.parse plus a handful of property reads — or, from bytes, a scan that reads only
 // those fields (scan-record.ts) and hands the same values to the same conversions.
 import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
-import { copyOf, packed, RecordScanner, sameBytes, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type PackedBytes, type ScanLayout } from './scan-record.js';
+import { copyOf, PackedBytes, RecordScanner, sameBytes, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
 export const PARSE_ERROR_REASONS = [
   'invalid_json',
@@ -110,7 +110,7 @@ export class RecordParser {
   /** Whether a parsed line carries a wanted header on each side (format detection only). */
   private readonly responseCarried: (obj: JsonObject) => boolean;
   private readonly requestCarried: (obj: JsonObject) => boolean;
-  private minute: MinuteCache = { prefix: packed(new Uint8Array(0)), zone: packed(new Uint8Array(0)), ms: 0 };
+  private minute: MinuteCache = { prefix: new PackedBytes(new Uint8Array(0)), zone: new PackedBytes(new Uint8Array(0)), ms: 0 };
   /** A string timestamp's characters as bytes, so both paths read timestamps with one function. */
   private readonly timeScratch = new Uint8Array(CANONICAL_MAX_LENGTH);
   private readonly timeScratchView = new DataView(this.timeScratch.buffer);
@@ -409,7 +409,7 @@ export class RecordParser {
     if (!(hour <= 23) || prefix.charCodeAt(10) !== 0x54 /* T */ || !ZONE.test(zone)) return false;
     const at = this.slowTimeMs(`${prefix}00${zone}`);
     if (typeof at !== 'number') return false;
-    this.minute = { prefix: packed(prefixBytes), zone: packed(zoneBytes), ms: at };
+    this.minute = { prefix: new PackedBytes(prefixBytes), zone: new PackedBytes(zoneBytes), ms: at };
     return true;
   }
 

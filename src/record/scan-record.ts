@@ -76,16 +76,37 @@ const UTF8 = 1;
 /** An escape: JSON.parse of the string token alone. */
 const ESCAPED = 2;
 
-/** Bytes to compare four at a time: their whole little-endian 32-bit words, and the last four bytes as one. */
-export interface PackedBytes {
-  bytes: Uint8Array;
-  words: Int32Array;
-  /** The word of the last four bytes (overlapping the whole ones), when there are at least four. */
-  last: number;
+/**
+ * Bytes to compare four at a time: their whole little-endian 32-bit words, then, when there are at least
+ * four and not a multiple of four, the word of the last four bytes (overlapping the whole ones). Classes,
+ * and the last word kept in `words`: entries spread from object literals, with that word as a field of its
+ * own (a small integer in some, boxed in others), took so many shapes that sameBytes' property loads went
+ * megamorphic, 14 % of the instructions of an Envoy line (cachegrind, bench/instructions.mjs).
+ */
+export class PackedBytes {
+  readonly bytes: Uint8Array;
+  readonly words: Int32Array;
+
+  constructor(bytes: Uint8Array) {
+    const len = bytes.length;
+    const whole = len >> 2;
+    const words = new Int32Array(len >= 4 && (len & 3) !== 0 ? whole + 1 : whole);
+    const v = new DataView(bytes.buffer, bytes.byteOffset, len);
+    for (let w = 0; w < whole; w++) words[w] = v.getInt32(w * 4, true);
+    if (words.length > whole) words[whole] = v.getInt32(len - 4, true);
+    this.bytes = bytes;
+    this.words = words;
+  }
 }
 
-interface KeyEntry extends PackedBytes {
-  code: number;
+/** A key's bytes and its member code. */
+class KeyEntry extends PackedBytes {
+  constructor(
+    bytes: Uint8Array,
+    readonly code: number,
+  ) {
+    super(bytes);
+  }
 }
 
 /** Keys by length, as bytes, with what each one maps to. */
@@ -143,7 +164,7 @@ class KeyReader {
     if (entry === undefined) {
       const code = (find(this.exact, buf, v, s, keyEnd, false) ?? find(this.folded, buf, v, s, keyEnd, true))?.code ?? NOT_KEPT;
       if (this.learntCount >= LEARNT_KEYS) return code;
-      entry = { ...packed(copyOf(buf, s, keyEnd)), code };
+      entry = new KeyEntry(copyOf(buf, s, keyEnd), code);
       (this.learnt[keyEnd - s] ??= []).push(entry);
       this.learntCount++;
     }
@@ -155,14 +176,6 @@ class KeyReader {
 /** A copy of buf[s, e) (never a view, as Buffer's own slice() is): the line's buffer is reused for the next ones. */
 export function copyOf(buf: Uint8Array, s: number, e: number): Uint8Array {
   return Uint8Array.prototype.slice.call(buf, s, e);
-}
-
-/** Bytes packed for sameBytes(). */
-export function packed(bytes: Uint8Array): PackedBytes {
-  const words = new Int32Array(bytes.length >> 2);
-  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let w = 0; w < words.length; w++) words[w] = v.getInt32(w * 4, true);
-  return { bytes, words, last: bytes.length >= 4 ? v.getInt32(bytes.length - 4, true) : 0 };
 }
 
 /**
@@ -177,12 +190,13 @@ export function sameBytes(buf: Uint8Array, v: DataView, s: number, p: PackedByte
     for (let j = 0; j < len; j++) if (buf[s + j] !== bytes[j]) return false;
     return true;
   }
-  for (let w = 0; w < words.length; w++) if (v.getInt32(s + w * 4, true) !== words[w]) return false;
-  return (len & 3) === 0 || v.getInt32(s + len - 4, true) === p.last;
+  const whole = len >> 2;
+  for (let w = 0; w < whole; w++) if (v.getInt32(s + w * 4, true) !== words[w]) return false;
+  return whole === words.length || v.getInt32(s + len - 4, true) === words[whole];
 }
 
 function add(table: KeyTable, key: string, code: number): void {
-  (table[key.length] ??= []).push({ ...packed(Buffer.from(key, 'latin1')), code });
+  (table[key.length] ??= []).push(new KeyEntry(Buffer.from(key, 'latin1'), code));
 }
 
 /** An object on the layout's paths: the top level, or a member of one. */
@@ -307,8 +321,13 @@ export const TEXT: unique symbol = Symbol('text');
 const RECENT_TEXTS = 8;
 
 /** A recent kept string, with the bytes it was made from (plain ASCII, UTF-8, or with escapes). */
-interface RecentText extends PackedBytes {
-  text: string;
+class RecentText extends PackedBytes {
+  constructor(
+    bytes: Uint8Array,
+    readonly text: string,
+  ) {
+    super(bytes);
+  }
 }
 
 export class RecordScanner {
@@ -408,7 +427,7 @@ export class RecordScanner {
     const kind = this.kinds[k];
     const made = kind === PLAIN ? buf.toString('latin1', s, e) : kind === UTF8 ? buf.toString('utf8', s, e) : (JSON.parse(buf.toString('utf8', s - 1, e + 1)) as string);
     const at = this.recentNext[k] as number;
-    recent[at] = { ...packed(copyOf(buf, s, e)), text: made };
+    recent[at] = new RecentText(copyOf(buf, s, e), made);
     this.recentNext[k] = (at + 1) % RECENT_TEXTS;
     this.recentLast[k] = at;
     return made;
