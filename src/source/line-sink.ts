@@ -9,6 +9,11 @@ export interface LineSink {
   /** A line longer than the limit was dropped without being buffered whole. */
   oversize(source: string): void;
   /**
+   * Every line of the chunk just pushed has been delivered: a sink that counts lineBytes' lines in batches
+   * counts the rest now, so what it shows matches what was read.
+   */
+  chunkEnd?(): void;
+  /**
    * The source has delivered what it has for now (an ingest body ended): a sink that holds lines back (while
    * it detects their format) counts them.
    */

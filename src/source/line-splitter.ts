@@ -46,11 +46,12 @@ export class LineSplitter {
       const nl = chunk.indexOf(LF, start);
       if (nl === -1) {
         this.hold(chunk, start);
-        return;
+        break;
       }
       this.complete(chunk, start, nl);
       start = nl + 1;
     }
+    this.sink.chunkEnd?.();
   }
 
   /** Emits a trailing unterminated line, if any. */
@@ -60,6 +61,7 @@ export class LineSplitter {
       this.emit(line, 0, contentEnd(line, 0, line.length));
     }
     this.reset();
+    this.sink.chunkEnd?.();
   }
 
   /** Keeps the unterminated tail of a chunk, or abandons the line if it is now too long. */
