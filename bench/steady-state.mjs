@@ -2,7 +2,8 @@
 // One contender's per-line work in steady state, in one process over a file held in memory, repeated:
 // what bench/instructions.mjs counts under valgrind. No file reads, no start-up, no JIT warm-up in the
 // difference between two round counts.
-//   node bench/steady-state.mjs CONTENDER FILE PRESET ROUNDS
+//   node bench/steady-state.mjs CONTENDER FILE PRESET ROUNDS [ROOT]
+// ROOT: the checkout whose dist/ `report` runs (default this one; bench/paired.mjs compares two builds).
 // CONTENDER: `baseline` (readline over the bytes + JSON.parse of every line, as bench/baseline-readline.mjs)
 // or `report` (the bytes through LineSplitter into a report pipeline on the preset, as `report` on one
 // thread). Prints the lines seen, so a run that read nothing is noticed.
@@ -12,11 +13,11 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const [contender, file, preset, roundsArg, rootArg] = process.argv.slice(2);
+const ROOT = rootArg === undefined ? resolve(dirname(fileURLToPath(import.meta.url)), '..') : resolve(rootArg);
 const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
 const CHUNK = 1 << 20;
 
-const [contender, file, preset, roundsArg] = process.argv.slice(2);
 const rounds = Number(roundsArg);
 const data = readFileSync(file);
 const chunks = [];
