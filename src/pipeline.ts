@@ -166,7 +166,6 @@ export class Pipeline implements LineSink {
     this.add(parsed, src);
   }
 
-  /** A line as bytes: read in place when the parser can, else decoded; the same record either way. */
   /**
    * A line as bytes: read in place when the parser can, else decoded; the same record either way. It is
    * counted with the next lines of its chunk, in order (COUNT_BATCH), by chunkEnd() at the latest; every
@@ -200,9 +199,13 @@ export class Pipeline implements LineSink {
     const n = parsed.length;
     if (n === 0) return;
     const sources = this.sourceBatch;
-    for (let i = 0; i < n; i++) this.add(parsed[i] as ParseResult, sources[i] as SourceState);
-    parsed.length = 0;
-    sources.length = 0;
+    try {
+      for (let i = 0; i < n; i++) this.add(parsed[i] as ParseResult, sources[i] as SourceState);
+    } finally {
+      // Emptied even if a count throws: a line is never counted twice.
+      parsed.length = 0;
+      sources.length = 0;
+    }
   }
 
   oversize(source: string): void {

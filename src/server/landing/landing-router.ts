@@ -190,14 +190,17 @@ interface RenderedFiles {
 /**
  * The pack and the dashboards as `config` renders them, made on the first request that needs them and
  * kept: their generators (yaml, the Grafana SDK) are ~12 MiB of RSS that an exporter which is only
- * scraped never needs (serve idle 94 → 83 MiB).
+ * scraped never needs (serve idle ~94 → ~80 MiB). A failed attempt is not kept: the next request tries again.
  */
 function lazyFiles(config: Config): () => Promise<RenderedFiles> {
   let rendered: Promise<RenderedFiles> | undefined;
   return () =>
-    (rendered ??= Promise.all([import('../../pack/render-pack.js'), import('../../dashboards/render-dashboards.js')]).then(
-      ([pack, dashboards]) => ({ pack: pack.renderPack(config), dashboards: dashboards.renderDashboards(config) }),
-    ));
+    (rendered ??= Promise.all([import('../../pack/render-pack.js'), import('../../dashboards/render-dashboards.js')])
+      .then(([pack, dashboards]) => ({ pack: pack.renderPack(config), dashboards: dashboards.renderDashboards(config) }))
+      .catch((err: unknown) => {
+        rendered = undefined;
+        throw err;
+      }));
 }
 
 /** body-parser failures on the faults PUT, as JSON rather than express's HTML page. */
