@@ -1,5 +1,6 @@
 // How a one-shot command (report, backtest, export) stops on SIGTERM or SIGINT: at once, even while a read
 // waits on a pipe or a FIFO with no writer yet, with the signal's exit code, and its scratch files removed.
+import { raceAbort } from '../source/abort-race.js';
 
 /** The exit code of a one-shot command stopped by a signal, as a shell reports a process killed by it. */
 const EXIT_ON_SIGNAL: Readonly<Record<string, number>> = { SIGINT: 130, SIGTERM: 143 };
@@ -20,7 +21,7 @@ export class Interrupted extends Error {
  */
 export async function untilInterrupted(work: Promise<number>, interrupt: AbortSignal, stopped: (signal: string) => void): Promise<number> {
   try {
-    return await Promise.race([work, aborted(interrupt)]);
+    return await raceAbort(work, interrupt);
   } catch (err) {
     if (!(interrupt.aborted && interrupt.reason instanceof Interrupted)) throw err;
     stopped(interrupt.reason.signal);
@@ -45,10 +46,3 @@ export function endSoon(interrupt: AbortSignal): void {
   }, 200).unref();
 }
 
-/** Rejects with the signal's reason once it is aborted. */
-function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
-}

@@ -7,6 +7,7 @@ import { closeSync, constants, createReadStream, openSync, type Stats } from 'no
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { raceAbort } from './abort-race.js';
 import { errorMessage } from './fs-error-reason.js';
 
 export interface ChunkReader {
@@ -71,22 +72,6 @@ export function streamChunks(input: Readable, label: string, closeSource: () => 
   let it: AsyncIterator<Buffer> | undefined;
   const destroy = () => input.destroy();
   interrupt?.addEventListener('abort', destroy, { once: true });
-  // A destroyed file stream still waits for its read in the thread pool to return: raced, not only awaited.
-  // Its listener is removed once `p` settles: a read per chunk must not leave one behind each time.
-  const untilAborted = <T>(p: Promise<T>): Promise<T> => {
-    if (interrupt === undefined) return p;
-    p.catch(() => undefined);
-    return new Promise<T>((resolve, reject) => {
-      if (interrupt.aborted) return reject(interrupt.reason);
-      const onAbort = () => reject(interrupt.reason);
-      interrupt.addEventListener('abort', onAbort, { once: true });
-      const done = () => interrupt.removeEventListener('abort', onAbort);
-      p.then(
-        (v) => (done(), resolve(v)),
-        (e: unknown) => (done(), reject(e)),
-      );
-    });
-  };
   const start = async (): Promise<AsyncIterator<Buffer>> => {
     const { head, rest } = await sniff(input as AsyncIterable<Buffer>);
     if (!isGzip(head)) return rest;
@@ -98,8 +83,9 @@ export function streamChunks(input: Readable, label: string, closeSource: () => 
   return {
     async next() {
       try {
-        it ??= await untilAborted(start());
-        const r = await untilAborted(it.next());
+        // A destroyed file stream still waits for its read in the thread pool to return: raced, not only awaited.
+        it ??= await raceAbort(start(), interrupt);
+        const r = await raceAbort(it.next(), interrupt);
         return r.done ? undefined : r.value;
       } catch (err) {
         if (interrupt?.aborted) throw interrupt.reason;
