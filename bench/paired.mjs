@@ -11,6 +11,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SHAPES, writeShape } from './shapes.mjs';
+import { median } from './stats.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = join(ROOT, '.tmp', 'bench-data', 'paired');
@@ -41,11 +42,6 @@ function cpuSeconds(root, file, preset, rounds, lines) {
   const [user, sys] = r.stderr.trim().split('\n').at(-1).split(' ').map(Number);
   return user + sys;
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 const args = parseArgs(process.argv.slice(2));
 mkdirSync(DATA, { recursive: true });

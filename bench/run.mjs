@@ -32,6 +32,7 @@ import { fallbackShare } from './fallback-share.mjs';
 import { GENERATOR_VERSION } from './generate-log.mjs';
 import { LIVE_PARTS, runLive } from './live.mjs';
 import { lineBytes, SHAPES, SHAPES_VERSION, writeShape } from './shapes.mjs';
+import { median } from './stats.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = join(ROOT, '.tmp', 'bench-data');
@@ -71,11 +72,6 @@ function parseArgs(argv) {
 
 const log = (text) => process.stderr.write(`${text}\n`);
 const fmt = (x, digits = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : String(x));
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 function ensureBuilt() {
