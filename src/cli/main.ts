@@ -10,6 +10,7 @@ import { createLogger, LOG_FORMATS, type LogFormat, type Logger, type LogLevel }
 import type { WebConfig } from '../server/web-config.js';
 import { flagString, flagStrings, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
 import { VERSION } from './version.js';
+import { capYoungGeneration, SEMI_SPACE_MIB } from './young-generation.js';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load'];
@@ -38,6 +39,8 @@ export async function main(argv: string[]): Promise<number> {
     const format = flagString(flags, 'log.format') as LogFormat;
     if (!LOG_FORMATS.includes(format)) throw new UsageError(`--log.format must be one of ${LOG_FORMATS.join(', ')}`);
     const log = createLogger(level, undefined, format);
+    // Before the config and the command's modules load: loading them alone would grow it past the cap.
+    if (command === 'serve' || command === 'demo') capYoungGeneration(SEMI_SPACE_MIB, (text) => log.warn(text));
     // The YAML parser and zod are loaded only for a config file (`report` on the defaults pays for neither).
     const configFile = flagString(flags, 'config.file');
     const config = configFile === undefined ? await readDefaultConfig() : (await import('../config/load.js')).loadConfig(configFile);

@@ -30,8 +30,6 @@ After=network.target ${UNIT}.socket
 
 [Service]
 Type=simple
-# A 4 MiB young generation: ~20 MiB less RSS under load for ~5 % more CPU (bench/RESULTS.md); /etc/default can override.
-Environment=NODE_OPTIONS=--max-semi-space-size=4
 EnvironmentFile=-/etc/default/${UNIT}
 ExecStart=${s.binary} serve --web.systemd-socket --config.file=${s.configFile} --checkpoint.file=%S/${UNIT}/checkpoint.json $ARGS
 # Exit 2 is a bad config or bad flags: restarting would fail the same way.
