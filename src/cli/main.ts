@@ -40,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!LOG_FORMATS.includes(format)) throw new UsageError(`--log.format must be one of ${LOG_FORMATS.join(', ')}`);
     const log = createLogger(level, undefined, format);
     // Before the config and the command's modules load: loading them alone would grow it past the cap.
-    if (command === 'serve' || command === 'demo') capYoungGeneration(SEMI_SPACE_MIB, (text) => log.warn(text));
+    capYoungGeneration(SEMI_SPACE_MIB, (text) => log.warn(text));
     // The YAML parser and zod are loaded only for a config file (`report` on the defaults pays for neither).
     const configFile = flagString(flags, 'config.file');
     const config = configFile === undefined ? await readDefaultConfig() : (await import('../config/load.js')).loadConfig(configFile);

@@ -1,6 +1,7 @@
-// V8's young generation of a long-running process (`serve`, `demo`), kept at 2 × 4 MiB. Node's default lets
-// it grow to 2 × 16 MiB under any steady allocation, which is ~24 MiB of RSS that `serve` gains nothing from:
-// at 200k lines/s its CPU is the same with 4 MiB semi-spaces as with 16 (bench/RESULTS.md). The limit is a
+// V8's young generation, kept at 2 × 4 MiB in every command. Node's default lets it grow to 2 × 16 MiB under
+// any steady allocation, which is RSS the exporter gains nothing from: `serve` at 200k lines/s and `report`
+// use the same CPU with 4 MiB semi-spaces as with 16, and hold ~24 MiB (`serve`) and ~8 MiB (`report` over
+// 30 files) less (bench/RESULTS.md). The limit is a
 // command-line flag of V8 (--max-semi-space-size) that a running process cannot change, but the factor
 // by which V8 grows the young generation is read each time it grows: it is 2 until the young generation
 // has reached the cap, then 1. A user who sets --max-semi-space-size (node's flags or NODE_OPTIONS) is
