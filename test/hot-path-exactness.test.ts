@@ -1,6 +1,7 @@
 // The per-line shortcuts (bench/RESULTS.md) must give exactly what the plain code gives: the cached
-// minute of canonical timestamps, the header-name cache, the absent-value length guard, the last-value
-// caches of the classifier, and the pre-resolved metric series of the pipeline.
+// minute of canonical timestamps, the header-name cache, the absent-value length guard, the header objects
+// kept for recent combinations of values, the last-value caches of the classifier, and the pre-resolved
+// metric series of the pipeline.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
@@ -104,6 +105,39 @@ describe('header names and absent values', () => {
     const r = p.parse('{"latency_ms":1,"model":"not-logged","route":"-","cohort":"not-logged-x","ts":"not-logged"}');
     expect(r.ok && [r.record.model, r.record.route, r.record.cohort, r.record.timeMs]).toEqual(['', '', 'not-logged-x', undefined]);
     expect(parserFor('input:\n  absentValues: []\n').parse('{"latency_ms":1,"model":"-"}')).toMatchObject({ ok: true, record: { model: '-' } });
+  });
+});
+
+describe('header objects reused for recent combinations of values', () => {
+  it('more combinations than are kept, in and out of order, absent and "-" values: each line reads as JSON.parse reads it', () => {
+    const p = parserFor('input:\n  absentValues: ["", "-"]\n');
+    const layers = ['zero-plane-v1', 'standard', '-', undefined];
+    const profiles = ['warmup=hit, degraded=?0', 'warmup=miss, degraded=?1', ''];
+    const cached = ['true', undefined];
+    const combos: string[] = [];
+    for (const l of layers) for (const d of profiles) for (const c of cached) {
+      const h: Record<string, string> = {};
+      if (l !== undefined) h['x-anthropic-layer-id'] = l;
+      h['x-anthropic-delay-profile'] = d;
+      if (c !== undefined) h['X-Anthropic-Cached'] = c;
+      combos.push(JSON.stringify(h));
+    }
+    expect(combos.length).toBeGreaterThan(16);
+    // Runs of one combination, cycles through all of them, and a walk back and forth.
+    const order = [0, 0, 0, 1, 0, 1, ...combos.map((_, i) => i), ...combos.map((_, i) => combos.length - 1 - i), 5, 5, 23, 0, 23];
+    const lastAt = new Map<number, { n: number; headers: unknown }>();
+    for (const [n, i] of order.entries()) {
+      const text = `{"latency_ms":1,"response_headers":${combos[i] as string},"request_headers":{"x-anthropic-experimental":"zero-plane-2024"}}`;
+      const fast = p.parseBytes(Buffer.from(text), 0, Buffer.byteLength(text));
+      const slow = parserFor('input:\n  absentValues: ["", "-"]\n').parse(text);
+      expect(fast, text).toEqual(slow);
+      const headers = fast?.ok ? fast.record.responseHeaders : undefined;
+      expect(Object.isFrozen(headers), text).toBe(true);
+      // A combination met again within three lines is certainly still kept: it is handed out again.
+      const before = lastAt.get(i);
+      if (before !== undefined && n - before.n <= 3) expect(headers === before.headers, `line ${n}: combination ${i} again`).toBe(true);
+      lastAt.set(i, { n, headers });
+    }
   });
 });
 
