@@ -10,7 +10,7 @@ import { createLogger, LOG_FORMATS, type LogFormat, type Logger, type LogLevel }
 import type { WebConfig } from '../server/web-config.js';
 import { flagString, flagStrings, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
 import { VERSION } from './version.js';
-import { capYoungGeneration, SEMI_SPACE_MIB } from './young-generation.js';
+import { limitHeap } from './heap-limits.js';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load'];
@@ -39,8 +39,8 @@ export async function main(argv: string[]): Promise<number> {
     const format = flagString(flags, 'log.format') as LogFormat;
     if (!LOG_FORMATS.includes(format)) throw new UsageError(`--log.format must be one of ${LOG_FORMATS.join(', ')}`);
     const log = createLogger(level, undefined, format);
-    // Before the config and the command's modules load: loading them alone would grow it past the cap.
-    capYoungGeneration(SEMI_SPACE_MIB, (text) => log.warn(text));
+    // Before the config and the command's modules load: loading them alone would grow the young generation past its cap.
+    limitHeap({ oneShot: command === 'report' || command === 'backtest' || command === 'export' }, (text) => log.warn(text));
     // The YAML parser and zod are loaded only for a config file (`report` on the defaults pays for neither).
     const configFile = flagString(flags, 'config.file');
     const config = configFile === undefined ? await readDefaultConfig() : (await import('../config/load.js')).loadConfig(configFile);
