@@ -9,6 +9,7 @@
 //  4. /metrics render time with ~5 000 and ~50 000 series exposed
 import { fork, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import { writeLog } from './generate-log.mjs';
 import { median, quantile } from './stats.mjs';
@@ -226,6 +227,24 @@ async function sustainedRuns(ctx) {
   return runs;
 }
 
+/**
+ * One scrape's time (ms) from the request to the body's last byte, with a client that only counts the bytes:
+ * `fetch` plus decoding and splitting each body made this process's own garbage collections show up as
+ * 50–110 ms scrapes, one in 60 (curl against the same exporter: p99 12–15 ms; bench/RESULTS.md).
+ */
+function timedScrape(url, accept) {
+  return new Promise((resolve, reject) => {
+    const t = now();
+    const req = httpGet(url, { agent: false, headers: accept === undefined ? {} : { accept } }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk) => (bytes += chunk.length));
+      res.on('end', () => (res.statusCode === 200 && bytes > 0 ? resolve(now() - t) : reject(new Error(`scrape answered ${res.statusCode} with ${bytes} bytes`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
 /** /metrics render time with the series of a log spread over `labels` models × 5 routes × 4 cohorts. */
 async function render(ctx, { labels, lines }) {
   const file = join(ctx.dataDir, `render-${labels}.ndjson`);
@@ -241,20 +260,15 @@ async function render(ctx, { labels, lines }) {
       if (now() > deadline) throw new Error('serve did not read the render log in 60 s');
       await sleep(100);
     }
+    const body = await (await fetch(serve.url)).text();
+    const series = body.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
+    const bytes = Buffer.byteLength(body);
     const times = [];
     const omTimes = [];
-    let series = 0;
-    let bytes = 0;
     for (let i = 0; i < RENDER_SCRAPES; i++) {
-      const t = now();
-      const body = await (await fetch(serve.url)).text();
-      times.push(now() - t);
-      series = body.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
-      bytes = Buffer.byteLength(body);
+      times.push(await timedScrape(serve.url));
       // As Prometheus scrapes by default: OpenMetrics.
-      const o = now();
-      await (await fetch(serve.url, { headers: { accept: OPENMETRICS_ACCEPT } })).text();
-      omTimes.push(now() - o);
+      omTimes.push(await timedScrape(serve.url, OPENMETRICS_ACCEPT));
     }
     return { labels, series, bytes, scrapes: RENDER_SCRAPES, p50Ms: median(times), p99Ms: quantile(times, 0.99), maxMs: Math.max(...times), omP50Ms: median(omTimes), omP99Ms: quantile(omTimes, 0.99) };
   } finally {
