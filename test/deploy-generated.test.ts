@@ -237,7 +237,7 @@ describe('systemd units', () => {
     for (const line of ['DynamicUser=yes', 'ProtectSystem=strict', 'StateDirectory=zero-plane-exporter', 'BindReadOnlyPaths=/var/log/nginx', 'SupplementaryGroups=adm', 'NoNewPrivileges=yes', 'CapabilityBoundingSet=']) {
       expect(service.split('\n')).toContain(line);
     }
-    // serve keeps its young generation small itself (cli/young-generation.ts): no NODE_OPTIONS that would
+    // serve keeps its young generation small itself (cli/heap-limits.ts): no NODE_OPTIONS that would
     // take the user's place (a --max-semi-space-size in /etc/default is theirs, and serve then leaves it).
     expect(service).not.toContain('NODE_OPTIONS');
     expect(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8')).not.toContain('NODE_OPTIONS');
