@@ -119,15 +119,79 @@ describe('config errors', () => {
 });
 
 describe('help', () => {
-  it('documents every flag with its default', () => {
-    const r = runCli(['--help']);
+  it('documents every flag with its default, each value named for its kind', () => {
+    const r = runCli(['serve', '--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/--web\.listen-address=VALUE\s+.*\(default: :9185\)/);
-    expect(r.stdout).toMatch(/--web\.telemetry-path=VALUE\s+.*\(default: \/metrics\)/);
-    expect(r.stdout).toContain('--config.file');
+    expect(r.stdout).toMatch(/--web\.listen-address=ADDR \.\.\.\s+.*\n?.*\(default: :9185\)/);
+    expect(r.stdout).toMatch(/--web\.telemetry-path=PATH\s+.*\(default: \/metrics\)/);
+    expect(r.stdout).toContain('--config.file=FILE');
     const report = runCli(['report', '--help']);
-    expect(report.stdout).toMatch(/--format=VALUE\s+.*\(default: text\)/);
-    expect(report.stdout).toContain('--fail-on');
+    expect(report.stdout).toMatch(/--format=FORMAT\s+.*\(default: text\)/);
+    expect(report.stdout).toContain('--fail-on=CONDITION');
+  });
+
+  it('aligns the flag column: no flag runs into its help text, wrapped lines start under it', () => {
+    for (const command of ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load']) {
+      const rows = runCli([command, '--help']).stdout.split('Flags:\n')[1]?.trimEnd().split('\n') ?? [];
+      expect(rows.length).toBeGreaterThan(2);
+      const column = (/^ {2}--\S+(?: \.\.\.)? {2,}/.exec(rows[0] as string) as RegExpExecArray)[0].length;
+      for (const row of rows) {
+        expect(row.length, row).toBeLessThanOrEqual(100);
+        // Every row has its help text starting at the same column, after at least two spaces.
+        expect(row.slice(column - 2, column), `${command}: ${row}`).toBe('  ');
+        expect(row.charAt(column), `${command}: ${row}`).not.toBe(' ');
+      }
+    }
+  });
+
+  it('the overview (--help, help) lists every command with one line', () => {
+    for (const args of [['--help'], ['help'], ['-h']]) {
+      const r = runCli(args);
+      expect(r.code).toBe(0);
+      for (const command of ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load', 'help']) {
+        expect(r.stdout, `${args.join(' ')} lists ${command}`).toMatch(new RegExp(`^  ${command} +\\S`, 'm'));
+      }
+      expect(r.stdout).toContain('--web.listen-address=ADDR');
+    }
+  });
+
+  it('help COMMAND is COMMAND --help', () => {
+    for (const command of ['report', 'generate', 'serve']) {
+      const viaHelp = runCli(['help', command]);
+      expect(viaHelp.code).toBe(0);
+      expect(viaHelp.stdout).toBe(runCli([command, '--help']).stdout);
+    }
+    const bad = runCli(['help', 'reprot']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Did you mean "report"?');
+  });
+});
+
+describe('a typo never starts a server', () => {
+  it('an unknown first word that is not a path exits 2 with the commands and a suggestion', () => {
+    const r = runCli(['reprot', 'x.log']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('unknown command "reprot"');
+    expect(r.stderr).toContain('Did you mean "report"?');
+    expect(r.stderr).toContain('Commands: serve, report, backtest, export, generate, demo, simulate, load, help.');
+    expect(r.stderr).toContain('zero-plane-exporter serve reprot');
+    const far = runCli(['frobnicate']);
+    expect(far.code).toBe(2);
+    expect(far.stderr).not.toContain('Did you mean');
+    expect(runCli(['hepl']).stderr).toContain('Did you mean "help"?');
+    expect(runCli(['genrate']).stderr).toContain('Did you mean "generate"?');
+  });
+
+  it('an existing file, a path or a glob as the first word is still what serve follows', () => {
+    // The word resolves to serve; a bad flag after it makes serve exit 2 before it binds anything.
+    writeFileSync(join(dir, 'report'), '');
+    for (const word of [join(dir, 'report'), 'logs/*.log', './gw.log', '-']) {
+      const r = runCli([word, '--no-such-flag']);
+      expect(r.code, word).toBe(2);
+      expect(r.stderr, word).toContain("Unknown option '--no-such-flag'");
+      expect(r.stderr, word).not.toContain('unknown command');
+    }
   });
 });
 

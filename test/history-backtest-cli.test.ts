@@ -140,9 +140,11 @@ describe('backtest', () => {
     expect(runCli(['backtest', '--format', 'yaml', log]).stderr).toMatch(/--format must be one of text, json, csv/);
     const help = runCli(['backtest', '--help']);
     expect(help.code).toBe(0);
+    // Help text wraps under its column: read each flag's row as one line.
+    const unwrapped = (text: string) => text.replace(/\n {4,}/g, ' ');
     expect(help.stdout).toMatch(/usage: zero-plane-exporter backtest/);
-    expect(help.stdout).toMatch(/--step=VALUE/);
-    expect(help.stdout).toMatch(/--format=VALUE +Output format: text .* \(default: text\)/);
-    expect(runCli(['export', '--help']).stdout).toMatch(/--format=VALUE +Output format: openmetrics .*\(default: openmetrics\)/);
+    expect(help.stdout).toMatch(/--step=DURATION/);
+    expect(unwrapped(help.stdout)).toMatch(/--format=FORMAT +Output format: text .* \(default: text\)/);
+    expect(unwrapped(runCli(['export', '--help']).stdout)).toMatch(/--format=FORMAT +Output format: openmetrics .*\(default: openmetrics\)/);
   });
 });

@@ -14,7 +14,9 @@ export interface FlagSpec {
   commands: readonly Command[];
 }
 
-const ALL: readonly Command[] = ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load'];
+/** Every command, in the order the overview lists them (`serve` is the default). */
+export const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load'];
+const ALL = COMMANDS;
 
 /** Every flag; a name may appear once per command (`--format` has its own formats and default per command). */
 export const FLAGS: readonly FlagSpec[] = [
@@ -144,11 +146,91 @@ const USAGE: Record<Command, string> = {
   load: 'usage: zero-plane-exporter load [flags]\n\nSends requests to an LLM endpoint at a steady rate and writes the gateway log of the round trips.',
 };
 
+/** What a flag's value is, as help shows it (`--config.file=FILE`); unlisted string flags show VALUE. */
+const VALUE_NAMES: Record<string, string> = {
+  'config.file': 'FILE',
+  'web.config.file': 'FILE',
+  'checkpoint.file': 'FILE',
+  'web.listen-address': 'ADDR',
+  'simulate.listen-address': 'ADDR',
+  'web.telemetry-path': 'PATH',
+  'load.target': 'URL',
+  'load.out': 'FILE',
+  'load.duration': 'DURATION',
+  step: 'DURATION',
+  'demo.rate': 'RATE',
+  'load.rate': 'RATE',
+  'simulate.fast-latency-ms': 'MS',
+  'simulate.mode': 'MODE',
+  seed: 'INT',
+  'tail.start-at': 'end|start',
+  'log.level': 'LEVEL',
+  'log.format': 'FORMAT',
+  format: 'FORMAT',
+  'fail-on': 'CONDITION',
+  label: 'NAME=VALUE',
+  out: 'DIR',
+  'dashboards.out': 'DIR',
+  'deploy.out': 'DIR',
+  'mixin.out': 'DIR',
+};
+
+/** One line per command, for the overview. */
+const SUMMARY: Record<Command, string> = {
+  serve: 'Follow gateway logs and serve the Zero-Plane signals to Prometheus',
+  report: 'Read gateway logs to their end and print the signals over all of them',
+  backtest: "Replay logs on their own timeline and show when the pack's alerts would have fired",
+  export: 'Write the counters as scraped over a log\'s timeline, for promtool backfill',
+  generate: 'Write the alerting pack, dashboards, mixin and deployment files from the config',
+  demo: 'Run simulator, load and exporter together: live signals on :9185 with no config',
+  simulate: 'Serve a simulated Zero-Plane LLM endpoint with fault injection',
+  load: 'Send requests at a steady rate and write the gateway log of the round trips',
+};
+
+/** Help lines are wrapped to this width. */
+const HELP_WIDTH = 100;
+
+/** One command's usage, its one-line summary (the overview's), and its flags, aligned. */
 export function helpText(command: Command): string {
-  const usage = USAGE[command];
-  const rows = FLAGS.filter((f) => f.commands.includes(command)).map((f) => {
-    const left = `  --${f.name}${f.type === 'string' ? '=VALUE' : ''}${f.multiple === true ? ' ...' : ''}`;
-    return `${left.padEnd(30)}${f.help}${f.default !== undefined ? ` (default: ${f.default})` : ''}`;
+  const specs = FLAGS.filter((f) => f.commands.includes(command));
+  const lefts = specs.map((f) => `  --${f.name}${f.type === 'string' ? `=${VALUE_NAMES[f.name] ?? 'VALUE'}` : ''}${f.multiple === true ? ' ...' : ''}`);
+  const column = Math.max(...lefts.map((l) => l.length)) + 2;
+  const rows = specs.map((f, i) => {
+    const text = `${f.help}${f.default !== undefined ? ` (default: ${f.default})` : ''}`;
+    return wrap(text, HELP_WIDTH - column)
+      .map((line, j) => (j === 0 ? (lefts[i] as string).padEnd(column) : ' '.repeat(column)) + line)
+      .join('\n');
   });
-  return `${usage}\n\nFlags:\n${rows.join('\n')}\n`;
+  return `${USAGE[command]}\n\nFlags:\n${rows.join('\n')}\n`;
+}
+
+/** `zero-plane-exporter --help` and `help`: every command with one line, then the default command's flags. */
+export function overviewText(): string {
+  const column = Math.max(...COMMANDS.map((c) => c.length)) + 4;
+  const rows = COMMANDS.map((c) => `  ${c.padEnd(column - 2)}${SUMMARY[c]}${c === 'serve' ? ' (the default command)' : ''}`);
+  return [
+    'usage: zero-plane-exporter COMMAND [flags] [ARGS]...',
+    '       zero-plane-exporter help [COMMAND]',
+    '',
+    'Commands:',
+    ...rows,
+    `  ${'help'.padEnd(column - 2)}Show this overview, or one command's flags (help COMMAND, or COMMAND --help)`,
+    '',
+    'With no command, or a first word that is a file, glob, - or a flag, the command is serve.',
+    '',
+    helpText('serve'),
+  ].join('\n');
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines;
 }

@@ -8,17 +8,27 @@ import type { Config } from '../config/schema.js';
 import { parseListenAddress } from '../server/listen-address.js';
 import { createLogger, LOG_FORMATS, type LogFormat, type Logger, type LogLevel } from '../server/logger.js';
 import type { WebConfig } from '../server/web-config.js';
-import { flagString, flagStrings, helpText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
+import { resolveCommandLine } from './command-word.js';
+import { flagString, flagStrings, helpText, overviewText, parseFlags, UsageError, type Command, type ParsedFlags } from './flags.js';
 import { VERSION } from './version.js';
 import { limitHeap } from './heap-limits.js';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
-const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load'];
 
 export async function main(argv: string[]): Promise<number> {
-  const named = COMMANDS.find((c) => c === argv[0]);
-  const command: Command = named ?? 'serve';
-  const args = named === undefined ? argv : argv.slice(1);
+  let line;
+  try {
+    line = resolveCommandLine(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`zero-plane-exporter: ${err.message}\n`);
+    return 2;
+  }
+  if (line.kind === 'help') {
+    process.stdout.write(line.command === undefined ? overviewText() : helpText(line.command));
+    return 0;
+  }
+  const { command, args } = line;
   // Handlers go in before anything starts, so a signal during start-up is still a clean shutdown.
   const signalled = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -27,7 +37,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const flags = parseFlags(command, args);
     if (flags.values.help) {
-      process.stdout.write(helpText(command));
+      // Without a command word, --help is the overview of every command.
+      process.stdout.write(argv[0] === command ? helpText(command) : overviewText());
       return 0;
     }
     if (flags.values.version) {
