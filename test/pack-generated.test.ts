@@ -15,6 +15,7 @@ import { ALERT_NAMES, MORE_ALERT_NAMES, ruleGroups } from '../src/pack/rules.js'
 import { renderMixin } from '../src/pack/mixin.js';
 import { renderPack } from '../src/pack/render-pack.js';
 import { renderDashboards } from '../src/dashboards/render-dashboards.js';
+import { renderDeploy } from '../src/deploy/render-deploy.js';
 import { requireBinary } from './helpers/binaries.js';
 import { runCli } from './helpers/cli-process.js';
 
@@ -32,20 +33,40 @@ describe('alerting pack', () => {
     }
   });
 
-  it('`generate --out DIR` writes the same files', () => {
+  it('`generate --out.root DIR` writes the same files under DIR, and nothing anywhere else', () => {
     const dir = tempDir('zp-pack-');
-    const r = runCli(['generate', '--out', dir, `--dashboards.out=${join(dir, 'dashboards')}`, `--mixin.out=${join(dir, 'mixin')}`, '--log.level=warn']);
-    expect(r.code).toBe(0);
-    for (const [file, content] of renderPack(defaultConfig())) expect(readFileSync(join(dir, file), 'utf8')).toBe(content);
+    const cwd = tempDir('zp-pack-cwd-');
+    const r = runCli(['generate', '--out.root', dir, '--log.level=warn'], undefined, cwd);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual(['alerts', 'dashboards', 'deploy', 'mixin']);
+    expect(readdirSync(cwd)).toEqual([]);
+    for (const [file, content] of renderPack(defaultConfig())) expect(readFileSync(join(dir, 'alerts', file), 'utf8')).toBe(content);
     for (const [file, content] of renderDashboards(defaultConfig())) expect(readFileSync(join(dir, 'dashboards', file), 'utf8')).toBe(content);
     for (const [file, content] of renderMixin(defaultConfig())) expect(readFileSync(join(dir, 'mixin', file), 'utf8')).toBe(content);
+    for (const [file, content] of renderDeploy(defaultConfig())) expect(readFileSync(join(dir, 'deploy', file), 'utf8')).toBe(content);
+  });
+
+  it('`generate --out DIR` alone is refused (exit 2) instead of writing the other parts into the current directory', () => {
+    const dir = tempDir('zp-pack-');
+    const cwd = tempDir('zp-pack-cwd-');
+    const r = runCli(['generate', '--out', join(dir, 'rules'), `--dashboards.out=${join(dir, 'd')}`, '--log.level=warn'], undefined, cwd);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--mixin.out, --deploy.out go: they would be written into the current directory');
+    expect(r.stderr).toContain('--out.root=DIR');
+    expect(readdirSync(cwd)).toEqual([]);
+    expect(readdirSync(dir)).toEqual([]);
+    // Every part named: written where named.
+    const all = runCli(['generate', '--out', join(dir, 'rules'), `--dashboards.out=${join(dir, 'd')}`, `--mixin.out=${join(dir, 'm')}`, `--deploy.out=${join(dir, 'k')}`, '--log.level=warn'], undefined, cwd);
+    expect(all.code, all.stderr).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual(['d', 'k', 'm', 'rules']);
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('`generate` with a file where an output directory goes exits 2 naming the flag, and writes no file', () => {
     const dir = tempDir('zp-pack-');
     const file = join(dir, 'a-file');
     writeFileSync(file, 'kept\n');
-    const r = runCli(['generate', '--out', join(dir, 'rules'), `--dashboards.out=${join(file, 'dashboards')}`, '--log.level=warn']);
+    const r = runCli(['generate', '--out.root', dir, '--out', join(dir, 'rules'), `--dashboards.out=${join(file, 'dashboards')}`, '--log.level=warn']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--dashboards.out ${join(file, 'dashboards')}: cannot make the output directory: it is a file, or lies under one, not a directory`);
     expect(readFileSync(file, 'utf8')).toBe('kept\n');

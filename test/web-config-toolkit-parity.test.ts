@@ -204,7 +204,7 @@ describe('listeners and logs', () => {
 
   it('--log.format=logfmt writes key=value lines; an unknown format exits 2', () => {
     const out = tempDir('zp-logfmt-');
-    const r = runCli(['generate', `--out=${out}`, `--dashboards.out=${join(out, 'd')}`, `--deploy.out=${join(out, 'deploy')}`, '--log.format=logfmt']);
+    const r = runCli(['generate', `--out.root=${out}`, '--log.format=logfmt']);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stderr.trim().split('\n');
     expect(lines.length).toBeGreaterThan(10);
@@ -212,7 +212,7 @@ describe('listeners and logs', () => {
     expect(logfmtLine({ msg: 'file rotated', path: '/var/log/a b.log', n: 3, empty: '', quote: 'say "hi"\n', skipped: undefined })).toBe(
       'msg="file rotated" path="/var/log/a b.log" n=3 empty="" quote="say \\"hi\\"\\n"\n',
     );
-    const bad = runCli(['generate', `--out=${out}`, '--log.format=xml']);
+    const bad = runCli(['generate', `--out.root=${out}`, '--log.format=xml']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--log.format must be one of json, logfmt');
   });

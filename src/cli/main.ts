@@ -1,6 +1,7 @@
 // The command line: a thin shell that parses flags, loads the config and runs one command. Each command's
 // modules are imported only when it runs: `report` must not pay for express, the simulator or the
 // dashboards SDK (0.4 s and ~20 MiB before the first line, measured in bench/RESULTS.md).
+import { join } from 'node:path';
 import { ConfigError } from '../config/config-error.js';
 import { parseDuration } from '../config/duration.js';
 import { readDefaultConfig } from '../config/default-config.js';
@@ -120,9 +121,10 @@ export async function main(argv: string[]): Promise<number> {
           [renderMixin(config), 'mixin.out'],
           [renderDeploy(config), 'deploy.out'],
         ];
+        const dirs = generateDirs(flags, outputs.map(([, flag]) => flag));
         // Every directory first: a file in the way of one stops the command before it writes anything.
-        for (const [, flag] of outputs) makeOutDir(flagString(flags, flag) as string, flag);
-        for (const [files, flag] of outputs) for (const path of writeFiles(files, flagString(flags, flag) as string)) log.info('wrote', { path });
+        for (const [, flag] of outputs) makeOutDir(dirs.get(flag) as string, flag);
+        for (const [files, flag] of outputs) for (const path of writeFiles(files, dirs.get(flag) as string)) log.info('wrote', { path });
         return 0;
       }
       case 'serve': {
@@ -225,6 +227,24 @@ async function webConfigOf(flags: ParsedFlags, config: Config): Promise<{ webCon
   const file = flagString(flags, 'web.config.file');
   if (file === undefined) return {};
   return { webConfig: (await import('../server/web-config.js')).loadWebConfig(file, { maxBcryptCost: config.web.basicAuth.maxBcryptCost }) };
+}
+
+/**
+ * Where each part of `generate` goes: its own flag, else its default directory under --out.root (the
+ * current directory by default). `--out` given alone is refused: the dashboards, mixin and deployment
+ * files would silently land in the current directory, over a user's own deploy/ for instance.
+ */
+function generateDirs(flags: ParsedFlags, parts: readonly string[]): Map<string, string> {
+  const given = (flag: string) => flags.values[flag] !== undefined;
+  const others = parts.filter((p) => p !== 'out' && !given(p));
+  if (given('out') && !given('out.root') && others.length > 0) {
+    throw new UsageError(
+      `--out names where the pack goes, but not where ${others.map((p) => `--${p}`).join(', ')} go: they would be written into the current directory. ` +
+        'Give --out.root=DIR (every part under DIR), or each of those flags.',
+    );
+  }
+  const root = flagString(flags, 'out.root') as string;
+  return new Map(parts.map((p) => [p, given(p) ? (flagString(flags, p) as string) : join(root, flagString(flags, p) as string)]));
 }
 
 function noPositionals(flags: ParsedFlags, command: Command): void {

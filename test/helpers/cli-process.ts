@@ -75,8 +75,9 @@ export function startCommand(command: string, args: string[], timeoutMs = 10_000
   });
 }
 
-export function runCli(args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { input, encoding: 'utf8', timeout: 20_000 });
+/** Runs the CLI to its end; `cwd` is its working directory (default: this process's). */
+export function runCli(args: string[], input?: string, cwd?: string) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { input, encoding: 'utf8', timeout: 20_000, ...(cwd === undefined ? {} : { cwd }) });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
