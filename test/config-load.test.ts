@@ -3,6 +3,9 @@ import { tempDir } from './helpers/temp-dir.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../src/config/load.js';
+import { renderPack } from '../src/pack/render-pack.js';
+import { requireBinary } from './helpers/binaries.js';
+import { spawnSync } from 'node:child_process';
 
 function problemOf(text: string): string {
   try {
@@ -62,8 +65,14 @@ describe('config', () => {
     expect(problemOf('signals:\n  baselineSeconds: 0.2\n  baselineMs: 185\n')).toMatch(/^zp\.yml:2: signals: .*baselineMs/);
   });
 
-  it('reports YAML syntax errors with their line', () => {
+  it('reports YAML syntax errors at the line to fix, not where the parser noticed', () => {
     expect(problemOf('window:\n  duration: 5m\n bad: [\n')).toMatch(/^zp\.yml:\d+: \(top level\): /);
+    // An unclosed quote or bracket: the line that opened it (the parser stops at the end of the file).
+    expect(problemOf('pack:\n  selector: "a\n  x: 1\n')).toBe('zp.yml:2: (top level): Missing closing "quote');
+    expect(problemOf('pack:\n  rateWindow: [5m\n')).toMatch(/^zp\.yml:2: \(top level\): Flow sequence .* end with a \]$/);
+    // A key indented onto the line after a value: that line.
+    expect(problemOf('pack:\n  rateWindow: 5m\n   bad: 1\n')).toContain('zp.yml:3: (top level): Implicit keys need to be on a single line');
+    expect(problemOf('a: 1\na: 2\n')).toBe('zp.yml:2: (top level): Map keys must be unique');
   });
 
   it('reports an unreadable file by name', () => {
@@ -86,6 +95,18 @@ describe('the alerting pack\'s keys', () => {
     expect(c.dashboards.editable).toBe(false);
   });
 
+  it('a selector that parses is one promtool accepts in every rule (escaped regex, single quotes, backquotes, \\x escapes)', () => {
+    const promtool = requireBinary('promtool');
+    const dir = tempDir('zp-selector-');
+    for (const selector of ['job=~"llm\\\\.gateway.*"', "job=~'a\\\\.b|c'", 'job=~`a\\.b`', 'job="zero\\x2dplane", namespace!~"test|dev"']) {
+      const c = parseConfig(`pack:\n  selector: '${selector.replaceAll("'", "''")}'\n`, 'zp.yml');
+      const file = join(dir, 'rules.yml');
+      writeFileSync(file, renderPack(c).get('zero-plane.rules.yml') as string);
+      const r = spawnSync(promtool, ['check', 'rules', file], { encoding: 'utf8' });
+      expect(r.status, `${selector}: ${r.stdout}${r.stderr}`).toBe(0);
+    }
+  });
+
   it('takes the kube-prometheus setting and a regex selector', () => {
     const c = parseConfig('pack:\n  aggregationLabels: [cluster, namespace, job]\n  selector: \'job=~"llm-gateway.*", namespace!="test"\'\n', 'zp.yml');
     expect(c.pack.aggregationLabels).toEqual(['cluster', 'namespace', 'job']);
@@ -99,6 +120,13 @@ describe('the alerting pack\'s keys', () => {
     expect(problemOf('pack:\n  aggregationLabels: [job, 9lives]\n')).toMatch(/^zp\.yml:2: pack\.aggregationLabels\.1: not a Prometheus label name/);
     expect(problemOf('pack:\n  selector: job\n')).toMatch(/^zp\.yml:2: pack\.selector: not a list of PromQL label matchers/);
     expect(problemOf('pack:\n  selector: \'job=~"a", \'\n')).toMatch(/^zp\.yml:2: pack\.selector: not a list of PromQL label matchers/);
+    // Parsed as PromQL: escapes and regexes as Prometheus reads them, not only the shape.
+    expect(problemOf('pack:\n  selector: \'job=~"a\\.b"\'\n')).toMatch(/^zp\.yml:2: pack\.selector: not a list of PromQL label matchers .*: job=~"a\\\.b": unknown escape sequence "\\\."/);
+    expect(problemOf('pack:\n  selector: \'job=~"a("\'\n')).toMatch(/^zp\.yml:2: pack\.selector: .*job=~"a\(": not a valid regex/);
+    expect(problemOf('pack:\n  selector: \'job=~"(?!test).*"\'\n')).toMatch(/^zp\.yml:2: pack\.selector: .*look-ahead and look-behind are not RE2/);
+    expect(problemOf('pack:\n  selector: \'job="x" namespace="y"\'\n')).toMatch(/^zp\.yml:2: pack\.selector: not a list of PromQL label matchers .*: unexpected/);
+    expect(problemOf('pack:\n  selector: \'job="x\\q"\'\n')).toMatch(/unknown escape sequence "\\q"/);
+    expect(problemOf('pack:\n  selector: \'"job"="x"\'\n')).toMatch(/quoted label names .* need Prometheus 3/);
     expect(problemOf('pack:\n  runbookUrl: docs/runbook.md\n')).toMatch(/^zp\.yml:2: pack\.runbookUrl: not an http\(s\) URL/);
     expect(problemOf('alerts:\n  minRequests: 0\n')).toMatch(/^zp\.yml:2: alerts\.minRequests: /);
     expect(problemOf('slos:\n  latency:\n    objective: 1\n')).toMatch(/^zp\.yml:3: slos\.latency\.objective: /);

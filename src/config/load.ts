@@ -1,6 +1,6 @@
 // Reads the YAML config and turns every problem into one message naming the file, the line and the key,
 // because an SRE fixing a config at 3 a.m. should not have to guess where the error is.
-import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+import { isNode, LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { readRegularFile, RegularFileError } from './regular-file.js';
@@ -41,7 +41,7 @@ export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, file
   if (doc.errors.length > 0) {
     throw new ConfigError(
       file,
-      doc.errors.map((e) => ({ line: lines.linePos(e.pos[0]).line, key: '', message: e.message.split('\n')[0] ?? e.message })),
+      doc.errors.map((e) => ({ line: yamlErrorLine(text, e, lines), key: '', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') })),
     );
   }
   const parsed = schema.safeParse(doc.toJS() ?? {});
@@ -56,6 +56,21 @@ export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, file
     );
   }
   return { value: parsed.data, lineOf: (path) => lineOf(doc, lines, path) };
+}
+
+/**
+ * The line a person would fix for a YAML syntax error. The parser reports where it noticed the problem:
+ * for an unclosed quote or flow collection that is the end of the file or the next line, so point at the
+ * line that opened it; for a key that runs onto the next line (bad indentation), at that next line.
+ */
+function yamlErrorLine(text: string, e: YAMLError, lines: LineCounter): number {
+  const at = lines.linePos(e.pos[0]).line;
+  if (e.code === 'MULTILINE_IMPLICIT_KEY') return lines.linePos(Math.max(e.pos[0], e.pos[1] - 1)).line;
+  if (e.code !== 'MISSING_CHAR' && e.code !== 'BAD_INDENT') return at;
+  const opener = /closing "quote/.test(e.message) ? '"' : /closing 'quote/.test(e.message) ? "'" : /end with a \]/.test(e.message) ? '[' : /end with a \}/.test(e.message) ? '{' : undefined;
+  if (opener === undefined) return at;
+  const open = text.lastIndexOf(opener, e.pos[0] - 1);
+  return open < 0 ? at : lines.linePos(open).line;
 }
 
 /** The line of the deepest node that exists along `path` (an unknown key points at its parent map). */

@@ -2,6 +2,7 @@
 // generated alerting pack all read a `Config` produced by this schema, so they cannot disagree.
 import { createRequire } from 'node:module';
 import { z } from 'zod';
+import { matcherListProblem } from './promql-matchers.js';
 import { PRESET_NAMES } from '../record/presets.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
 import { formatDuration, parseDuration } from './duration.js';
@@ -316,15 +317,12 @@ const aggregationLabels = z
     if (!seen.has('job')) ctx.addIssue({ code: 'custom', message: 'must include job (e.g. [cluster, namespace, job])' });
   });
 
-/** One PromQL label matcher: name, operator, quoted value. */
-const MATCHER = /\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(?:=~|!~|!=|=)\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*/.source;
-const MATCHER_LIST = new RegExp(`^${MATCHER}(?:,${MATCHER})*$`);
-
 /** The label matchers that find the exporter's own series, e.g. `job="zero-plane-exporter"` or `job=~"llm-gateway.*", namespace="llm"`. */
 const selector = z
   .string()
-  .refine((text) => MATCHER_LIST.test(text), {
-    message: 'not a list of PromQL label matchers such as job="zero-plane-exporter" or job=~"llm-gateway.*", namespace="llm" (at least one)',
+  .superRefine((text, ctx) => {
+    const problem = matcherListProblem(text);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `not a list of PromQL label matchers such as job="zero-plane-exporter" or job=~"llm-gateway.*", namespace="llm": ${problem}` });
   })
   .transform((text) => text.trim());
 
