@@ -21,6 +21,8 @@ export interface DemoOptions {
   seed?: number;
   /** --web.config.file: TLS and basic auth for the exporter's endpoints. */
   webConfig?: WebConfig;
+  /** --demo.simulator-address: where the simulated endpoint listens (default 127.0.0.1 on a free port). */
+  simulatorAddress?: { host?: string | undefined; port: number };
 }
 
 /**
@@ -54,6 +56,8 @@ export interface TrafficStart {
   fastLatency: JitterLatency;
   mix: Partial<Mix>;
   seed?: number;
+  simulatorHost?: string;
+  simulatorPort?: number;
 }
 
 /** From the traffic process to the demo. */
@@ -112,7 +116,16 @@ export async function startDemo(config: Config, opts: DemoOptions, log: Logger):
   let traffic: { child: ChildProcess; simulatorUrl: string };
   try {
     traffic = await startTraffic(
-      { ratePerSecond: opts.ratePerSecond, logPath, scratchDir: logDir, fastLatency: DEMO_FAST_LATENCY, mix: DEMO_MIX, ...(opts.seed === undefined ? {} : { seed: opts.seed }) },
+      {
+        ratePerSecond: opts.ratePerSecond,
+        logPath,
+        scratchDir: logDir,
+        fastLatency: DEMO_FAST_LATENCY,
+        mix: DEMO_MIX,
+        ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+        ...(opts.simulatorAddress === undefined ? {} : { simulatorPort: opts.simulatorAddress.port }),
+        ...(opts.simulatorAddress?.host === undefined ? {} : { simulatorHost: opts.simulatorAddress.host }),
+      },
       (r) => {
         if (r.type === 'error') log.warn('load generator request failed', { detail: r.message });
         if (r.type === 'faults') {

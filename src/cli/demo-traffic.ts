@@ -21,6 +21,8 @@ async function run(start: TrafficStart): Promise<void> {
   // `applying`, so they are not sent back again.
   let applying = false;
   const simulator = await startSimulator({
+    ...(start.simulatorHost === undefined ? {} : { host: start.simulatorHost }),
+    ...(start.simulatorPort === undefined ? {} : { port: start.simulatorPort }),
     fastLatency: start.fastLatency,
     draws: 'even',
     reportAnswerTime: true,

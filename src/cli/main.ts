@@ -136,7 +136,9 @@ export async function main(argv: string[]): Promise<number> {
         noPositionals(flags, command);
         const { startDemo } = await import('./demo-command.js');
         // Loaded before the demo starts anything, so a bad file exits 2 with nothing left running.
-        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...(await webConfigOf(flags, config)) }, log);
+        const simulatorText = flagString(flags, 'demo.simulator-address');
+        const simulatorAddress = simulatorText === undefined ? {} : { simulatorAddress: listenAddress(simulatorText, 'demo.simulator-address') };
+        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...simulatorAddress, ...(await webConfigOf(flags, config)) }, log);
         return await until(() => demo.stop());
       }
       case 'simulate': {
