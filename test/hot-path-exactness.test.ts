@@ -17,6 +17,17 @@ function parserFor(yaml = '') {
 
 const timeOf = (r: ParseResult) => (r.ok ? r.record.timeMs : r.reason);
 const line = (ts: string) => `{"ts":${JSON.stringify(ts)},"latency_ms":1}`;
+/**
+ * What a timestamp must read as: Date.parse, except a day or hour that is not on the calendar (Date.parse
+ * rolls 2026-02-30 over to March 2nd, T24:00 to the next day), checked here by a round trip through Date.UTC.
+ */
+function strictTime(v: string): number | 'bad_timestamp' {
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) return 'bad_timestamp';
+  const [y, mo, d, h] = [v.slice(0, 4), v.slice(5, 7), v.slice(8, 10), v.slice(11, 13)].map(Number) as [number, number, number, number];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  return h <= 23 && day.getUTCMonth() === mo - 1 && day.getUTCDate() === d ? ms : 'bad_timestamp';
+}
 
 describe('canonical timestamps read through the cached minute equal Date.parse', () => {
   it('across seconds, minutes, hours, days, a leap day and years, in and out of order', () => {
@@ -41,6 +52,12 @@ describe('canonical timestamps read through the cached minute equal Date.parse',
       '2026-11-01T24:00:00Z',
       '2026-11-01T24:00:30Z',
       '2026-02-30T00:00:05Z',
+      '2026-02-29T10:00:00Z',
+      '2024-02-29T10:00:00Z',
+      '2100-02-29T10:00:00Z',
+      '2000-02-29T10:00:00Z',
+      '2026-04-31T10:00:00+02:00',
+      '2026-01-01T25:00:00Z',
       '2026-13-01T00:00:00Z',
       '2026-11-01t00:00:00Z',
       '2026-11-01 00:00:00Z',
@@ -55,9 +72,12 @@ describe('canonical timestamps read through the cached minute equal Date.parse',
     for (const v of odd) {
       // Prime the cache with the same minute first, where there is a valid one.
       p.parse(line('2026-11-01T00:00:00.000Z'));
-      const expected = Number.isNaN(Date.parse(v)) ? 'bad_timestamp' : Date.parse(v);
+      const expected = strictTime(v);
       expect(timeOf(p.parse(line(v))), v).toBe(expected);
       expect(timeOf(parserFor().parse(line(v))), `${v} (fresh parser)`).toBe(expected);
+      const bytes = Buffer.from(line(v));
+      expect(timeOf(p.parseBytes(bytes, 0, bytes.length) ?? p.parse(line(v))), `${v} (bytes)`).toBe(expected);
+      expect(timeOf(parserFor().parseBytes(bytes, 0, bytes.length) ?? p.parse(line(v))), `${v} (bytes, fresh parser)`).toBe(expected);
     }
   });
 });
@@ -71,7 +91,7 @@ describe('timestamps with an offset or a long fraction read on the fast path equ
     zone: fc.constantFrom(...ZONES),
   });
   const text = (f: { ms: number; fraction: string; dot: boolean; zone: string }) => `${new Date(f.ms).toISOString().slice(0, 19)}${f.dot ? `.${f.fraction}` : ''}${f.zone}`;
-  const expected = (v: string) => (Number.isNaN(Date.parse(v)) ? 'bad_timestamp' : Date.parse(v));
+  const expected = strictTime;
 
   it('from text and from bytes, with the minute cached by one parser across values (nginx +00:00, Traefik nanoseconds)', () => {
     const p = parserFor();

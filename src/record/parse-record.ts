@@ -419,11 +419,15 @@ export class RecordParser {
     return true;
   }
 
-  /** RFC 3339 as the slow path reads it: regex, then Date.parse. */
+  /**
+   * RFC 3339 as the slow path reads it: regex, then Date.parse, then the calendar. Date.parse rolls an
+   * impossible day over (2026-02-30 is read as March 2nd, T24:00 as the next day's midnight): a time the
+   * line did not write, so it cannot be read. The fast path reaches here once a minute (cacheMinute).
+   */
   private slowTimeMs(v: string): number | null {
     if (!RFC3339.test(v)) return null;
     const ms = Date.parse(v);
-    return Number.isNaN(ms) ? null : ms;
+    return Number.isNaN(ms) || !onCalendar(v) ? null : ms;
   }
 
   private statusCode(v: unknown): number | undefined {
@@ -623,4 +627,16 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
 
 function epochMs(n: number): number {
   return n < EPOCH_MS_THRESHOLD ? n * 1000 : n;
+}
+
+/** Whether an RFC 3339 text (RFC3339 matched) names a real day and an hour 00–23: February 30th does not. */
+function onCalendar(v: string): boolean {
+  const year = Number(v.slice(0, 4));
+  const month = Number(v.slice(5, 7));
+  const day = Number(v.slice(8, 10));
+  const hour = Number(v.slice(11, 13));
+  if (hour > 23 || month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return day <= days;
 }
