@@ -3,7 +3,8 @@
 // the directory (so the rename itself survives a power cut). Only ever over a checkpoint of ours: the
 // path naming anything else (a user's file, a device, a FIFO, a directory, a symlink) is refused, and
 // nothing there is moved, truncated or written.
-import { closeSync, constants, fsyncSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { closeSync, constants, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, type Stats } from 'node:fs';
+import { writeFileSafely } from '../fs/safe-write.js';
 import { fileKind } from '../source/file-kind.js';
 import { basename, dirname, join } from 'node:path';
 
@@ -70,33 +71,15 @@ function tmpPrefix(path: string): string {
 }
 
 export function writeCheckpointFile(path: string, state: unknown): void {
-  const tmp = join(dirname(path), `${tmpPrefix(path)}${process.pid}`);
-  // O_EXCL and O_NOFOLLOW: a file already there (not one of ours: those are removed at start) is never written through.
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    // writeFileSync on a descriptor loops until every byte is written (writeSync may write part).
-    writeFileSync(fd, JSON.stringify(state));
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw err;
-  }
-  closeSync(fd);
-  try {
-    // Something else put at the path since start (a user's file, a FIFO) is not replaced.
-    inspectCheckpointPath(path);
-    renameSync(tmp, path);
-  } catch (err) {
-    unlinkSync(tmp);
-    throw err;
-  }
-  const dir = openSync(dirname(path), 'r');
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
-  }
+  // Through the shared safe write: a temporary file beside it (O_EXCL | O_NOFOLLOW, never written through a
+  // name already there), fsynced, renamed over it, the directory fsynced. Something else put at the path
+  // since start (a user's file, a FIFO) is not replaced.
+  writeFileSafely(path, JSON.stringify(state), {
+    mode: 0o600,
+    durable: true,
+    tempPath: join(dirname(path), `${tmpPrefix(path)}${process.pid}`),
+    beforeReplace: () => void inspectCheckpointPath(path),
+  });
 }
 
 /**

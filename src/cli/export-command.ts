@@ -1,10 +1,11 @@
 // `export --format openmetrics`: the counters and histograms of a replayed log at every step, for
 // `promtool tsdb create-blocks-from openmetrics` (src/history/openmetrics-export.ts).
 import type { Config } from '../config/schema.js';
-import { formatDuration, parseDuration } from '../config/duration.js';
+import { formatDuration } from '../config/duration.js';
 import { exportedFamilies, exportOpenMetrics, familyLabelNames } from '../history/openmetrics-export.js';
 import { Pipeline } from '../pipeline.js';
 import { timelineExit } from './timeline-exit.js';
+import { limitError, maxBlocks, maxScratch, MAX_EXPORT_STEP_MS, timelineStep } from './timeline-limits.js';
 import { UsageError } from './flags.js';
 import type { OutputStream } from './output-stream.js';
 import { inputHints } from './input-hints.js';
@@ -17,6 +18,9 @@ export interface ExportArgs {
   step: string;
   out: string | undefined;
   labels: string[] | undefined;
+  /** --max-blocks and --max-scratch (defaults when undefined). */
+  maxBlocks?: string;
+  maxScratch?: string;
   /** Aborted (SIGTERM, SIGINT): the replay stops between chunks and steps, and its scratch file is removed. */
   interrupt?: AbortSignal;
 }
@@ -26,8 +30,9 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 export async function runExport(config: Config, args: ExportArgs, out: OutputStream, hint: (text: string) => void, nowMs = Date.now()): Promise<number> {
   if (args.files.length === 0) throw new UsageError('export needs at least one FILE (or - for stdin)');
   if (args.format !== 'openmetrics') throw new UsageError(`--format must be openmetrics, not "${args.format}"`);
-  const stepMs = parseDuration(args.step);
-  if (stepMs === undefined || stepMs < 1000 || stepMs % 1000 !== 0) throw new UsageError(`--step: "${args.step}" is not a whole number of seconds such as 15s`);
+  const stepMs = timelineStep(args.step, MAX_EXPORT_STEP_MS);
+  const blocks = maxBlocks(args.maxBlocks);
+  const scratchBytes = maxScratch(args.maxScratch);
   const labels = targetLabels(config, args.labels ?? []);
   if (config.pack.evaluationInterval % stepMs !== 0 || config.pack.rateWindow % stepMs !== 0) {
     hint(
@@ -37,6 +42,8 @@ export async function runExport(config: Config, args: ExportArgs, out: OutputStr
   }
   if (args.out !== undefined) makeOutDir(args.out, 'out');
   const result = await exportOpenMetrics(config, args.files, {
+    maxBlocks: blocks,
+    maxScratchBytes: scratchBytes,
     stepMs,
     nowMs,
     labels,
@@ -44,6 +51,8 @@ export async function runExport(config: Config, args: ExportArgs, out: OutputStr
     version: VERSION,
     input: inputHints(hint, undefined),
     interrupt: args.interrupt,
+  }).catch((err: unknown) => {
+    throw limitError('export', err, blocks);
   });
   await out.flush();
   return timelineExit('export', result.summary, hint);

@@ -72,10 +72,10 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: 'step',
     type: 'string',
-    help: 'Evaluation step on the log\'s timeline; must divide pack.rateWindow and every SLO window. Default: pack.evaluationInterval (30s unless configured).',
+    help: 'Evaluation step on the log\'s timeline, whole seconds from 1s to pack.rateWindow; must divide pack.rateWindow and every SLO window. Default: pack.evaluationInterval (30s unless configured).',
     commands: ['backtest'],
   },
-  { name: 'step', type: 'string', help: 'Scrape step: the counters are written as scraped every this long, in whole seconds; it should divide pack.evaluationInterval and pack.rateWindow.', default: '15s', commands: ['export'] },
+  { name: 'step', type: 'string', help: 'Scrape step: the counters are written as scraped every this long, whole seconds from 1s to 5m (Prometheus\' lookback delta); it should divide pack.evaluationInterval and pack.rateWindow.', default: '15s', commands: ['export'] },
   {
     name: 'out',
     type: 'string',
@@ -87,6 +87,20 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     help: 'A target label NAME=VALUE on every series, as the scrape would add it; repeat for more. job and instance default to the job in pack.selector (else zero-plane-exporter) and "backfill".',
     multiple: true,
+    commands: ['export'],
+  },
+  {
+    name: 'max-blocks',
+    type: 'string',
+    help: 'Refuse (exit 2) a timeline longer than this many 2 h blocks (the files --out writes): a stale clock would otherwise stretch it over years.',
+    default: '1200',
+    commands: ['backtest', 'export'],
+  },
+  {
+    name: 'max-scratch',
+    type: 'string',
+    help: 'Refuse (exit 2) an export to stdout whose scratch file under TMPDIR would grow past this size (512MiB, 4GiB, …); --out needs none.',
+    default: '4GiB',
     commands: ['export'],
   },
   { name: 'fail-on', type: 'string', help: 'Exit 3 when this condition holds: P0, or comma-separated alert names.', commands: ['report'] },

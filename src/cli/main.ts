@@ -82,7 +82,7 @@ export async function main(argv: string[]): Promise<number> {
         return await oneShot(command, 'backtest interrupted', signalled, log, (interrupt) =>
           runBacktest(
             config,
-            { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step'), interrupt },
+            { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step'), maxBlocks: flagString(flags, 'max-blocks'), interrupt },
             outputStream(process.stdout),
             (text) => process.stderr.write(text),
           ),
@@ -99,6 +99,8 @@ export async function main(argv: string[]): Promise<number> {
               step: flagString(flags, 'step') as string,
               out: flagString(flags, 'out'),
               labels: flagStrings(flags, 'label'),
+              maxBlocks: flagString(flags, 'max-blocks'),
+              maxScratch: flagString(flags, 'max-scratch'),
               interrupt,
             },
             outputStream(process.stdout),

@@ -1,6 +1,7 @@
 // `generate` writes what the pack, dashboard, mixin and deploy renderers return: relative path → content.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { checkNoLinkBetween, writeFileSafely } from '../fs/safe-write.js';
 import { UsageError } from './flags.js';
 
 /**
@@ -17,13 +18,18 @@ export function makeOutDir(dir: string, flag: string): void {
   }
 }
 
-/** Writes every file under `outDir` (made with makeOutDir first), creating subfolders; returns the paths written. */
+/**
+ * Writes every file under `outDir` (made with makeOutDir first), creating subfolders; returns the paths
+ * written. Each through a temporary file renamed over it (src/fs/safe-write.ts), never through a link,
+ * nor into a subfolder that is one.
+ */
 export function writeFiles(files: ReadonlyMap<string, string>, outDir: string): string[] {
   const written: string[] = [];
   for (const [file, content] of files) {
     const path = join(outDir, file);
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, content);
+    checkNoLinkBetween(outDir, path);
+    writeFileSafely(path, content);
     written.push(path);
   }
   return written;

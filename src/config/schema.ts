@@ -420,10 +420,15 @@ export const historySchema = z
      */
     lateness: duration.default(120_000),
     /**
-     * A record this far from its file's timeline (the median of its last three records) is far-out, unless the
-     * two records after it agree with it: then the log jumped (a quiet night, a restart) and the timeline moves.
+     * Records of one file more than this apart (from a cluster's recent times) are different clusters: a stale
+     * clock's burst, a jump (a quiet weekend), another host's clock (src/history/time-filter.ts).
      */
-    maxJump: duration.default(86_400_000),
+    maxGap: duration.default(86_400_000),
+    /**
+     * Records a cluster of a file's times needs to be believed; a smaller one is skipped as time outliers
+     * (unless the file has no larger one). Up to 8 clusters per file each hold fewer than this in memory.
+     */
+    minCluster: z.number().int().min(1).max(100_000).default(20),
     /** Records before this time are far-out (epoch 0 from an unset clock, 1970). */
     notBefore: instant.default(Date.parse('2000-01-01T00:00:00Z')),
     /** Records more than this after the command's own clock are far-out (the year 3000). */

@@ -24,6 +24,8 @@ export interface BacktestOptions {
   input?: InputEvents;
   /** Aborted, the replay stops (rejecting with its reason). */
   interrupt?: AbortSignal;
+  /** The longest timeline (ReplayOptions.maxSpanMs). */
+  maxSpanMs?: number;
 }
 
 /** The four signals (and the share above the ceiling) over the rate window at one step, as the recording rules have them. */
@@ -101,7 +103,7 @@ export async function backtest(config: Config, files: readonly string[], opts: B
   };
   for (const spec of evaluated) if (!spec.per.includes('cohort')) instanceOf(spec, undefined);
 
-  const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, input: opts.input, interrupt: opts.interrupt }, async (timeMs, pipeline) => {
+  const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, input: opts.input, interrupt: opts.interrupt, maxSpanMs: opts.maxSpanMs }, async (timeMs, pipeline) => {
     ring.push(pipeline.metrics);
     const cache = new Map<number, WindowTotals>();
     const win = (ms: number) => {

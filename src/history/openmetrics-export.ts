@@ -12,11 +12,11 @@
 // step of every series at a time. Steps are collected per 2 h block (Prometheus' block size): with --out,
 // each block is written as its own file, which promtool turns into one block reading it once; on stdout,
 // blocks go to a temporary file first and are read back series by series at the end. Memory: one block.
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
+import { SafeFileWriter } from '../fs/safe-write.js';
 import type { InputEvents } from '../record/source-inputs.js';
 import { labelText } from '../metrics/exposition.js';
 import { HistogramFamily, type GaugeFamily, type CounterFamily } from '../metrics/families.js';
@@ -25,9 +25,10 @@ import { buildInfoFamily } from '../metrics/registry.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import type { Pipeline } from '../pipeline.js';
 import { replay, type ReplaySummary } from './replay.js';
+import { breather } from './yield-often.js';
 
 /** Prometheus' block duration: one --out file per block. */
-const BLOCK_MS = 2 * 3_600_000;
+export const BLOCK_MS = 2 * 3_600_000;
 
 export interface ExportOptions {
   stepMs: number;
@@ -39,8 +40,23 @@ export interface ExportOptions {
   version: string;
   /** Told what the first lines of each input showed. */
   input?: InputEvents;
-  /** Aborted, the replay stops (rejecting with its reason) and the scratch file is removed. */
+  /** Aborted, the replay stops (rejecting with its reason, within 1 s) and the scratch file is removed. */
   interrupt?: AbortSignal;
+  /** Blocks (2 h each, a file each with `dir`) the timeline may span at most: a longer one throws TimelineTooLong. */
+  maxBlocks?: number;
+  /** Bytes the scratch file (stdout only) may take at most: more throws ScratchTooLarge before it is written. */
+  maxScratchBytes?: number;
+}
+
+/** The scratch file of an export to stdout would grow past ExportOptions.maxScratchBytes. */
+export class ScratchTooLarge extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(`the scratch file would take at least ${bytes} bytes, more than ${maxBytes}`);
+    this.name = 'ScratchTooLarge';
+  }
 }
 
 export interface ExportResult {
@@ -80,7 +96,8 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
   let block: Block | undefined;
   let samples = 0;
   const written: string[] = [];
-  const spill = 'dir' in opts.to ? undefined : new Spill();
+  const spill = 'dir' in opts.to ? undefined : new Spill(opts.maxScratchBytes ?? Infinity);
+  const breathe = breather(opts.interrupt);
   const target = labelText(opts.labels.map(([k]) => k), opts.labels.map(([, v]) => v));
   /** Per family, each series' sample names, made when a step first sees the series (series are never removed). */
   const names = new Map<Family, string[][]>();
@@ -105,7 +122,8 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
     }
     const dir = (opts.to as { dir: string }).dir;
     const path = join(dir, `${new Date(b.firstStepMs - (b.firstStepMs % BLOCK_MS)).toISOString().replace(/[:]/g, '').replace('.000Z', 'Z')}.om`);
-    const fh = await open(path, 'w');
+    // Never through a link planted at the path, and never a truncated block left: see safe-write.ts.
+    const fh = await SafeFileWriter.open(path);
     try {
       let out = '';
       for (const fc of b.families) {
@@ -116,12 +134,14 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
           if (out.length >= 1 << 20) {
             await fh.write(out);
             out = '';
+            opts.interrupt?.throwIfAborted();
           }
         }
       }
       await fh.write(`${out}${OPENMETRICS_EOF}`);
+      await fh.commit();
     } finally {
-      await fh.close();
+      await fh.abort();
     }
     written.push(path);
   };
@@ -144,7 +164,9 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
   let summary: ReplaySummary;
   try {
     // On the rules' evaluation grid at both ends, so every evaluation inside the timeline has its sample.
-    summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, alignMs: config.pack.evaluationInterval, input: opts.input, interrupt: opts.interrupt }, async (timeMs, pipeline) => {
+    const maxSpanMs = opts.maxBlocks === undefined ? undefined : opts.maxBlocks * BLOCK_MS;
+    const replayOptions = { stepMs: step, nowMs: opts.nowMs, alignMs: config.pack.evaluationInterval, input: opts.input, interrupt: opts.interrupt, maxSpanMs };
+    summary = await replay(config, files, replayOptions, async (timeMs, pipeline) => {
       families ??= exportedFamilies(config, pipeline, opts.version);
       const index = Math.floor(timeMs / BLOCK_MS);
       if (block !== undefined && block.index !== index) {
@@ -167,6 +189,8 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
         await write(`${header(family)}\n`);
         for (let i = 0; i < series; i++) {
           opts.interrupt?.throwIfAborted();
+          const turn = breathe();
+          if (turn !== undefined) await turn;
           for (const part of spill.parts(f, i)) {
             const fc = { family, width: part.width, slots: [] };
             const text = seriesText(fc, i, part.values ?? zeros(fc, part.steps), part.firstStepMs, part.steps);
@@ -178,6 +202,10 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
     } else if (spill !== undefined) {
       await (opts.to as { write(text: string): void | Promise<void> }).write(OPENMETRICS_EOF);
     }
+  } catch (err) {
+    // Refused or failed, the blocks already written are a part of a timeline: not left as if they were all of it.
+    if (spill === undefined) for (const path of written) rmSync(path, { force: true });
+    throw err;
   } finally {
     spill?.close();
   }
@@ -254,16 +282,27 @@ function sampleNamesOf(f: Family, series: { labels: readonly string[] }, target:
 
 /** Blocks written to a temporary file, read back series by series. */
 class Spill {
+  /** A directory of its own (mkdtemp: new, mode 0700), so the file in it is never one planted there. */
   private readonly dir = mkdtempSync(join(tmpdir(), 'zp-export-'));
-  private readonly fd = openSync(join(this.dir, 'blocks.f64'), 'w+');
+  private readonly path = join(this.dir, 'blocks.f64');
+  private readonly fd = openSync(this.path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   private at = 0;
   private readonly blocks: { firstStepMs: number; steps: number; widths: number[]; slots: { offset: number }[][] }[] = [];
 
+  constructor(private readonly maxBytes: number) {}
+
   add(b: Block): void {
+    let bytes = 0;
+    for (const fc of b.families) bytes += fc.slots.length * b.steps * fc.width * 8;
+    if (this.at + bytes > this.maxBytes) throw new ScratchTooLarge(this.at + bytes, this.maxBytes);
     const slots = b.families.map((fc) =>
       fc.slots.map((slot) => {
         const bytes = b.steps * fc.width * 8;
-        writeSync(this.fd, slot, 0, bytes, this.at);
+        try {
+          for (let done = 0; done < bytes; ) done += writeSync(this.fd, slot, done, bytes - done, this.at + done);
+        } catch (err) {
+          throw new Error(`cannot write the scratch file ${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        }
         const offset = this.at;
         this.at += bytes;
         return { offset };

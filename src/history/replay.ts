@@ -17,6 +17,7 @@ import { Pipeline } from '../pipeline.js';
 import { openChunks, type ChunkReader } from '../source/chunk-reader.js';
 import { LineSplitter } from '../source/line-splitter.js';
 import { TimeFilter } from './time-filter.js';
+import { breather } from './yield-often.js';
 
 export interface ReplayOptions {
   /** Step of the timeline, ms: the records before each multiple of it are counted together. */
@@ -30,8 +31,25 @@ export interface ReplayOptions {
   alignMs?: number;
   /** Told what the first lines of each input showed (its preset, lines it could not read). */
   input?: InputEvents;
-  /** Aborted, the replay stops (rejecting with its reason) before its next chunk or step. */
+  /** Aborted, the replay stops (rejecting with its reason) before its next chunk or step, within 1 s. */
   interrupt?: AbortSignal;
+  /**
+   * The longest timeline allowed, ms: a record placed further from the first step than this stops the
+   * replay with TimelineTooLong before the steps between are counted (a command's --max-blocks).
+   */
+  maxSpanMs?: number;
+}
+
+/** The timeline would be longer than ReplayOptions.maxSpanMs: the figures, for the command's message. */
+export class TimelineTooLong extends Error {
+  constructor(
+    readonly fromMs: number,
+    readonly toMs: number,
+    readonly maxSpanMs: number,
+  ) {
+    super(`the timeline would span ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}, more than ${maxSpanMs} ms`);
+    this.name = 'TimelineTooLong';
+  }
 }
 
 /** Told each step in order, from the timeline's first to its last: the pipeline holds every record before `timeMs`. */
@@ -41,8 +59,13 @@ export type StepHandler = (timeMs: number, pipeline: Pipeline) => void | Promise
 export interface Skipped {
   /** A record without a time: nowhere to put it. */
   noTimestamp: number;
-  /** A time before history.notBefore, after the clock + history.maxAhead, or a jump no record after it confirmed. */
+  /** A time before history.notBefore or after the clock + history.maxAhead. */
   farOut: number;
+  /**
+   * A time in a cluster of its file's times (more than history.maxGap from the others) that never reached
+   * history.minCluster records: a stale clock's burst (time-filter.ts).
+   */
+  outlier: number;
   /** A time in a step already counted: more than history.lateness out of order. */
   late: number;
   /** Parse errors of an input with no record at all, so no time to count them at. */
@@ -103,7 +126,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
     lines: 0,
     records: 0,
     parseErrors: 0,
-    skipped: { noTimestamp: 0, farOut: 0, late: 0, unplaced: 0 },
+    skipped: { noTimestamp: 0, farOut: 0, outlier: 0, late: 0, unplaced: 0 },
     firstStepMs: undefined,
     lastStepMs: undefined,
     firstRecordMs: undefined,
@@ -118,12 +141,17 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
   let lowest = Infinity;
   let highest = -Infinity;
 
+  const maxSteps = opts.maxSpanMs === undefined ? Infinity : Math.floor(opts.maxSpanMs / step);
   const place = (timeMs: number, parsed: ParseResult, source: string) => {
     const k = Math.floor(timeMs / step);
     if (next !== undefined && k < next) {
       summary.skipped.late++;
       return;
     }
+    // Refused before any step between is counted: the range is known as soon as its ends are.
+    const from = Math.min(k, next ?? lowest);
+    const to = Math.max(k + 1, highest + 1);
+    if (to - from > maxSteps) throw new TimelineTooLong(from * step, to * step, opts.maxSpanMs as number);
     let b = buckets.get(k);
     if (b === undefined) buckets.set(k, (b = { lines: [], sources: [] }));
     b.lines.push(parsed);
@@ -133,6 +161,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
     if (k > highest) highest = k;
   };
 
+  const breathe = breather(opts.interrupt);
   const sources = new Map<string, Source>();
   const pipeline = new Pipeline(config, {
     countersOnly: true,
@@ -141,7 +170,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
       const src = sources.get(name) as Source;
       summary.lines++;
       if (!parsed.ok) {
-        const at = src.filter.position;
+        const at = src.filter.lastTimeMs;
         if (at === undefined) src.waiting.push(parsed);
         else place(at, parsed, name);
       } else if (parsed.record.timeMs === undefined) {
@@ -153,7 +182,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
   });
 
   const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-  const filterOptions = { maxJumpMs: h.maxJump, notBeforeMs: h.notBefore, notAfterMs: opts.nowMs + h.maxAhead };
+  const filterOptions = { maxGapMs: h.maxGap, minCluster: h.minCluster, notBeforeMs: h.notBefore, notAfterMs: opts.nowMs + h.maxAhead };
   try {
     for (const path of files) {
       const name = path === '-' ? 'stdin' : path;
@@ -170,7 +199,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
             for (const w of src.waiting) place(timeMs, w, name);
             src.waiting = [];
           },
-          () => summary.skipped.farOut++,
+          (_parsed, reason) => summary.skipped[reason]++,
         ),
         waiting: [],
         ended: false,
@@ -188,6 +217,8 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
       }
       while ((next + 1) * step <= limitMs) {
         opts.interrupt?.throwIfAborted();
+        const turn = breathe();
+        if (turn !== undefined) await turn;
         const b = buckets.get(next);
         if (b !== undefined) {
           buckets.delete(next);
