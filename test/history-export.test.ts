@@ -177,7 +177,7 @@ describe('export --format openmetrics', () => {
     for (const [args, message] of [
       [['--label', 'model=x'], /--label: model is a label of the exported metrics themselves/],
       [['--label', 'nolabel'], /--label: "nolabel" is not NAME=VALUE/],
-      [['--step', '1500ms'], /--step: "1500ms" is not a whole number of seconds/],
+      [['--step', '1500ms'], /--step: 1500ms is out of range: allowed from 1s to 5m, in whole seconds/],
       [['--format', 'text'], /--format must be openmetrics/],
     ] as const) {
       const r = runCli(['export', ...args, log]);

@@ -105,7 +105,7 @@ export class TimeFilter<T> {
 
   /** The source ended: tracks not believed are outliers, unless none was believed (then the largest is). */
   end(): void {
-    if (!this.tracks.some((t) => t.believed)) {
+    if (this.lastBelieved === undefined) {
       let largest: Track<T> | undefined;
       for (const t of this.tracks) if (largest === undefined || t.count >= largest.count) largest = t;
       if (largest !== undefined) this.believeTrack(largest);
@@ -135,24 +135,21 @@ export class TimeFilter<T> {
     return bestGap <= this.opts.maxGapMs ? best : undefined;
   }
 
-  /** A new track; with MAX_TRACKS already, one quiet (else the smallest not believed) makes room, or undefined. */
+  /**
+   * A new track. With MAX_TRACKS already, one makes room: a cluster not believed (its held records are
+   * outliers; a quiet one first, then the smallest), else a believed one gone quiet; else undefined.
+   */
   private newTrack(): Track<T> | undefined {
     if (this.tracks.length >= MAX_TRACKS) {
-      let drop = this.tracks.findIndex((t) => this.quiet(t));
-      if (drop < 0) {
-        let smallest = Infinity;
-        this.tracks.forEach((t, i) => {
-          if (!t.believed && t.count < smallest) {
-            smallest = t.count;
-            drop = i;
-          }
-        });
+      let drop: Track<T> | undefined;
+      const rank = (t: Track<T>) => (t.believed ? (this.quiet(t) ? 2 : 3) : this.quiet(t) ? 0 : 1);
+      for (const t of this.tracks) {
+        if (drop === undefined || rank(t) < rank(drop) || (rank(t) === rank(drop) && t.count < drop.count)) drop = t;
       }
-      if (drop < 0) return undefined;
-      const dropped = this.tracks[drop] as Track<T>;
-      this.rejectTrack(dropped);
-      this.tracks.splice(drop, 1);
-      if (this.lastTrack === dropped) this.lastTrack = undefined;
+      if (drop === undefined || rank(drop) === 3) return undefined;
+      this.rejectTrack(drop);
+      this.tracks.splice(this.tracks.indexOf(drop), 1);
+      if (this.lastTrack === drop) this.lastTrack = undefined;
     }
     const t: Track<T> = { recent: [], next: 0, held: [], believed: false, count: 0, lastAt: this.offered };
     this.tracks.push(t);
