@@ -188,7 +188,8 @@ export function skippedText(s: ReplaySummary): string | undefined {
   const k = s.skipped;
   const parts = [
     k.noTimestamp > 0 ? `${k.noTimestamp} without a timestamp` : '',
-    k.farOut > 0 ? `${k.farOut} far-out (before history.notBefore, after now + history.maxAhead, or a jump no later record confirmed)` : '',
+    k.farOut > 0 ? `${k.farOut} far-out (before history.notBefore or after now + history.maxAhead)` : '',
+    k.outlier > 0 ? `${k.outlier} time outliers (a cluster of fewer than history.minCluster records, more than history.maxGap from the rest of its file)` : '',
     k.late > 0 ? `${k.late} late (more than history.lateness out of order)` : '',
     k.unplaced > 0 ? `${k.unplaced} parse errors of inputs without any record` : '',
   ].filter(Boolean);
