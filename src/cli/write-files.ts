@@ -27,6 +27,8 @@ export function writeFiles(files: ReadonlyMap<string, string>, outDir: string): 
   const written: string[] = [];
   for (const [file, content] of files) {
     const path = join(outDir, file);
+    // Before mkdir too: mkdir -p would make directories through a link already there.
+    checkNoLinkBetween(outDir, path);
     mkdirSync(dirname(path), { recursive: true });
     checkNoLinkBetween(outDir, path);
     writeFileSafely(path, content);
