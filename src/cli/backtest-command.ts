@@ -2,7 +2,7 @@
 // table and what fired when (src/history/backtest-output.ts).
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
-import { BLOCK_MS } from '../history/openmetrics-export.js';
+import { BLOCK_MS } from '../history/timeline-bounds.js';
 import { backtest, backtestWindows } from '../history/backtest.js';
 import { BACKTEST_FORMATS, backtestWriter, type BacktestFormat } from '../history/backtest-output.js';
 import { UsageError } from './flags.js';

@@ -3,8 +3,7 @@
 // blocks (--max-blocks: the files of `export --out`, and the steps either command counts), and the
 // scratch file of an export to stdout (--max-scratch). Past one, the command refuses with exit 2 and the figure.
 import { formatDuration, parseDuration } from '../config/duration.js';
-import { BLOCK_MS, ScratchTooLarge } from '../history/openmetrics-export.js';
-import { TimelineTooLong } from '../history/replay.js';
+import { BLOCK_MS, ScratchTooLarge, TimelineTooLong } from '../history/timeline-bounds.js';
 import { UsageError } from './flags.js';
 
 /** The shortest step either command takes: finer steps multiply the work, not the exactness. */

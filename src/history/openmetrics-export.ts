@@ -25,10 +25,9 @@ import { buildInfoFamily } from '../metrics/registry.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import type { Pipeline } from '../pipeline.js';
 import { replay, type ReplaySummary } from './replay.js';
+import { BLOCK_MS, ScratchTooLarge } from './timeline-bounds.js';
 import { breather } from './yield-often.js';
 
-/** Prometheus' block duration: one --out file per block. */
-export const BLOCK_MS = 2 * 3_600_000;
 
 export interface ExportOptions {
   stepMs: number;
@@ -46,17 +45,6 @@ export interface ExportOptions {
   maxBlocks?: number;
   /** Bytes the scratch file (stdout only) may take at most: more throws ScratchTooLarge before it is written. */
   maxScratchBytes?: number;
-}
-
-/** The scratch file of an export to stdout would grow past ExportOptions.maxScratchBytes. */
-export class ScratchTooLarge extends Error {
-  constructor(
-    readonly bytes: number,
-    readonly maxBytes: number,
-  ) {
-    super(`the scratch file would take at least ${bytes} bytes, more than ${maxBytes}`);
-    this.name = 'ScratchTooLarge';
-  }
 }
 
 export interface ExportResult {

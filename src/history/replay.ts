@@ -17,6 +17,7 @@ import { Pipeline } from '../pipeline.js';
 import { openChunks, type ChunkReader } from '../source/chunk-reader.js';
 import { LineSplitter } from '../source/line-splitter.js';
 import { TimeFilter } from './time-filter.js';
+import { TimelineTooLong } from './timeline-bounds.js';
 import { breather } from './yield-often.js';
 
 export interface ReplayOptions {
@@ -38,18 +39,6 @@ export interface ReplayOptions {
    * replay with TimelineTooLong before the steps between are counted (a command's --max-blocks).
    */
   maxSpanMs?: number;
-}
-
-/** The timeline would be longer than ReplayOptions.maxSpanMs: the figures, for the command's message. */
-export class TimelineTooLong extends Error {
-  constructor(
-    readonly fromMs: number,
-    readonly toMs: number,
-    readonly maxSpanMs: number,
-  ) {
-    super(`the timeline would span ${new Date(fromMs).toISOString()} to ${new Date(toMs).toISOString()}, more than ${maxSpanMs} ms`);
-    this.name = 'TimelineTooLong';
-  }
 }
 
 /** Told each step in order, from the timeline's first to its last: the pipeline holds every record before `timeMs`. */
