@@ -142,6 +142,20 @@ describe('hostile timelines', () => {
     });
   });
 
+  it('--max-scratch is projected from the known span: two hours 20 days apart are refused at the first block, not after gigabytes', async () => {
+    const tmp = join(dir, 'tmp-projected');
+    mkdirSync(tmp);
+    const later = real.map((l) => retimed(l, 20 * DAY));
+    const started = Date.now();
+    const end = await spawnCli(['export', '--max-scratch', '64MiB', file(real), file(later)], tmp);
+    expect(end.code, end.stderr).toBe(2);
+    const bytes = Number(/the scratch file would take at least (\d+) bytes, more than --max-scratch \(67108864 bytes\)/.exec(end.stderr)?.[1]);
+    // 20 days of 15 s steps of every series: ~200 MB, refused before the first block is written.
+    expect(bytes).toBeGreaterThan(100 * 1024 * 1024);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
   it('SIGTERM in the middle of a long export (years of steps, --max-blocks raised): exit 143 within a second, its scratch removed', async () => {
     const lines = [...real.slice(0, 30).map((l, i) => retimed(l, `2000-01-01T00:00:${String(10 + i).padStart(2, '0')}.000Z`)), ...real];
     const tmp = join(dir, 'tmp-term');

@@ -153,7 +153,22 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
   try {
     // On the rules' evaluation grid at both ends, so every evaluation inside the timeline has its sample.
     const maxSpanMs = opts.maxBlocks === undefined ? undefined : opts.maxBlocks * BLOCK_MS;
-    const replayOptions = { stepMs: step, nowMs: opts.nowMs, alignMs: config.pack.evaluationInterval, input: opts.input, interrupt: opts.interrupt, maxSpanMs };
+    // The scratch file the known span will take at least, at the bytes a step takes now (series only
+    // grow): refused before it is written, not once it has filled the disk. Checked when the known end
+    // moves and when a block begins.
+    let span: [number, number] | undefined;
+    const checkScratch = () => {
+      if (spill === undefined || block === undefined || span === undefined) return;
+      let perStep = 0;
+      for (const fc of block.families) perStep += fc.slots.length * fc.width * 8;
+      const projected = Math.ceil((span[1] - span[0]) / step) * perStep;
+      if (projected > (opts.maxScratchBytes ?? Infinity)) throw new ScratchTooLarge(projected, opts.maxScratchBytes as number);
+    };
+    const onSpan = (firstMs: number, endMs: number) => {
+      span = [firstMs, endMs];
+      checkScratch();
+    };
+    const replayOptions = { stepMs: step, nowMs: opts.nowMs, alignMs: config.pack.evaluationInterval, input: opts.input, interrupt: opts.interrupt, maxSpanMs, onSpan };
     summary = await replay(config, files, replayOptions, async (timeMs, pipeline) => {
       families ??= exportedFamilies(config, pipeline, opts.version);
       const index = Math.floor(timeMs / BLOCK_MS);
@@ -162,10 +177,13 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
         block = newBlock(index, timeMs);
         snapshot(block);
         pad(done);
+        checkScratch();
         await finish(done);
       } else {
+        const first = block === undefined;
         block ??= newBlock(index, timeMs);
         snapshot(block);
+        if (first) checkScratch();
       }
     });
     if (block !== undefined) await finish(block);

@@ -39,6 +39,8 @@ export interface ReplayOptions {
    * replay with TimelineTooLong before the steps between are counted (a command's --max-blocks).
    */
   maxSpanMs?: number;
+  /** Told when the timeline's known end moves later: its first and end step so far (a bound's projection). */
+  onSpan?: (firstMs: number, endMs: number) => void;
 }
 
 /** Told each step in order, from the timeline's first to its last: the pipeline holds every record before `timeMs`. */
@@ -147,7 +149,10 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
     b.sources.push(source);
     if (++held > summary.peakHeld) summary.peakHeld = held;
     if (k < lowest) lowest = k;
-    if (k > highest) highest = k;
+    if (k > highest) {
+      highest = k;
+      opts.onSpan?.((next ?? lowest) * step, (k + 1) * step);
+    }
   };
 
   const breathe = breather(opts.interrupt);
