@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { matcherListProblem } from './promql-matchers.js';
+import { onCalendar } from '../record/calendar.js';
 import { PRESET_NAMES } from '../record/presets.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
 import { formatDuration, parseDuration } from './duration.js';
@@ -18,7 +19,7 @@ const duration = z.string().transform((text, ctx) => {
 
 /** An RFC 3339 time, as epoch milliseconds. */
 const instant = z.string().transform((text, ctx) => {
-  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) ? Date.parse(text) : Number.NaN;
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) && onCalendar(text) ? Date.parse(text) : Number.NaN;
   if (!Number.isFinite(ms)) {
     ctx.addIssue({ code: 'custom', message: `"${text}" is not an RFC 3339 time such as 2000-01-01T00:00:00Z` });
     return z.NEVER;

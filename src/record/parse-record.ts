@@ -1,6 +1,7 @@
 // One JSON line → one GatewayRecord, or the reason it cannot be one. Field paths are compiled once, so the
 // per-line work is JSON.parse plus a handful of property reads — or, from bytes, a scan that reads only
 // those fields (scan-record.ts) and hands the same values to the same conversions.
+import { onCalendar } from './calendar.js';
 import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
 import { copyOf, PackedBytes, RecordScanner, sameBytes, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
@@ -627,16 +628,4 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
 
 function epochMs(n: number): number {
   return n < EPOCH_MS_THRESHOLD ? n * 1000 : n;
-}
-
-/** Whether an RFC 3339 text (RFC3339 matched) names a real day and an hour 00–23: February 30th does not. */
-function onCalendar(v: string): boolean {
-  const year = Number(v.slice(0, 4));
-  const month = Number(v.slice(5, 7));
-  const day = Number(v.slice(8, 10));
-  const hour = Number(v.slice(11, 13));
-  if (hour > 23 || month < 1 || month > 12 || day < 1) return false;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  const days = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-  return day <= days;
 }
