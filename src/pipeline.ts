@@ -6,13 +6,14 @@ import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';
 import { GaugeFamily, type HistogramSeries, type SeriesHandle } from './metrics/families.js';
 import { OVERFLOW_VALUE } from './metrics/label-limiter.js';
+import type { Evidence } from './record/detect-preset.js';
 import type { WatchOutcome } from './record/input-watch.js';
 import type { PresetName } from './record/presets.js';
 import { TOO_LONG, type ParseResult, type RecordParser } from './record/parse-record.js';
-import { candidateFor, SourceInputs, type InputEvents, type SourceInput } from './record/source-inputs.js';
+import { candidateFor, SourceInputs, type HeldLines, type InputEvents, type SourceInput } from './record/source-inputs.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
-import type { LineSink } from './source/line-sink.js';
+import type { LineSink, Stream } from './source/line-sink.js';
 import { Aggregate, type AggregateState } from './windows/aggregate.js';
 import { SlidingWindow, type Clock } from './windows/sliding-window.js';
 
@@ -103,15 +104,19 @@ export class Pipeline implements LineSink {
   readonly window: SlidingWindow;
   /** Over every record read, when keepTotals is set (the window then stays empty). */
   readonly total: Aggregate | undefined;
-  /** zero_plane_exporter_input_info{source,preset}: 1 for the preset each source is read with. */
-  readonly inputInfo = new GaugeFamily('zero_plane_exporter_input_info', 'The input preset each source is read with (input.preset, or detected from its first lines when auto).', ['source', 'preset']);
+  /**
+   * zero_plane_exporter_input_info{source,preset}: 1 for each preset a stream of the source (a followed
+   * file, the latest ingest body) is read with now, 0 for one it no longer is.
+   */
+  readonly inputInfo = new GaugeFamily('zero_plane_exporter_input_info', 'The input presets the source is read with now: 1 per preset in use by its files (input.preset, or detected per file when auto), 0 for one no longer in use.', ['source', 'preset']);
   /** Requests by status code (index), when keepTotals is set: `report` lists the most frequent. */
   readonly statusCodes: number[] | undefined;
   private readonly classifier: SignalClassifier;
   private readonly clock: Clock;
   private readonly delayProfileHeader: string;
   private readonly seriesIndex: SeriesIndex = new Map();
-  private readonly sources = new Map<string, SourceState>();
+  /** By stream key (SourceInputs.streams). */
+  private readonly sources: Map<string, SourceState>;
   private readonly inputs: SourceInputs<SourceState>;
   /** By defect, or by state when there is none (the two sets of names do not overlap). */
   private readonly optInSeries = new Map<string, SeriesHandle>();
@@ -130,15 +135,11 @@ export class Pipeline implements LineSink {
       wanted: this.classifier,
       clock: this.clock,
       keepWatchOutcomes: opts.keepWatchOutcomes,
-      events: {
-        ...events,
-        decided: (source, preset, how) => {
-          this.inputInfo.set([source, preset], 1);
-          events?.decided?.(source, preset, how);
-        },
-      },
+      events,
       count: (src, parsed) => this.add(parsed, src),
+      inUse: (source, preset, on) => this.inputInfo.set([source, preset], on ? 1 : 0),
     });
+    this.sources = this.inputs.streams;
     this.metrics = new ExporterMetrics(histogramBuckets(config), config.metrics);
     this.window = new SlidingWindow({
       durationMs: config.window.duration,
@@ -153,9 +154,9 @@ export class Pipeline implements LineSink {
     this.hold = opts.hold;
   }
 
-  line(text: string, source: string): void {
+  line(text: string, source: string, stream?: Stream): void {
     this.chunkEnd();
-    const src = this.sourceState(source);
+    const src = this.sourceState(source, stream);
     const parser = src.parser;
     if (parser === undefined) {
       this.inputs.detect(src, text);
@@ -171,8 +172,8 @@ export class Pipeline implements LineSink {
    * counted with the next lines of its chunk, in order (COUNT_BATCH), by chunkEnd() at the latest; every
    * other method counts what is pending first.
    */
-  lineBytes(buf: Buffer, start: number, end: number, source: string): void {
-    const src = this.sourceState(source);
+  lineBytes(buf: Buffer, start: number, end: number, source: string, stream?: Stream): void {
+    const src = this.sourceState(source, stream);
     const parser = src.parser;
     if (parser === undefined || src.watch !== undefined) {
       // Detection and the watch of a source's first lines may count held lines: they go after the pending ones.
@@ -208,9 +209,9 @@ export class Pipeline implements LineSink {
     }
   }
 
-  oversize(source: string): void {
+  oversize(source: string, stream?: Stream): void {
     this.chunkEnd();
-    const src = this.sourceState(source);
+    const src = this.sourceState(source, stream);
     this.add(TOO_LONG, src);
     this.inputs.oversize(src);
   }
@@ -225,10 +226,40 @@ export class Pipeline implements LineSink {
    * The source has delivered what it has for now (the end of an ingest body): lines held while its format
    * is detected are counted, with the preset they make the most records for.
    */
-  drain(source: string): void {
+  drain(source: string, stream?: Stream): void {
     this.chunkEnd();
-    const src = this.sources.get(source);
+    const src = this.sources.get(stream?.key ?? source);
     if (src !== undefined) this.inputs.drain(src);
+  }
+
+  /** The stream has ended (an ingest body): its held lines are counted and its state let go. */
+  release(_source: string, stream: Stream): void {
+    this.chunkEnd();
+    const src = this.sources.get(stream.key);
+    if (src !== undefined) this.inputs.release(src);
+  }
+
+  /**
+   * The lines held now while streams' formats are detected, for a checkpoint: taken in the same step as
+   * the counters and offsets, so the three agree (restoreHeld offers them again after a restart).
+   */
+  held(): HeldLines[] {
+    this.chunkEnd();
+    return this.inputs.held();
+  }
+
+  /**
+   * A checkpoint's held lines, offered again before anything is read: each lineage's lines go to a stream
+   * that the first new stream of the lineage (the same file, resumed) takes over, so they are counted once,
+   * with the preset its lines show.
+   */
+  restoreHeld(held: readonly HeldLines[]): void {
+    held.forEach((h, i) => {
+      const stream: Stream = { key: `${h.lineage}\u0000restored-${i}`, lineage: h.lineage, path: h.path };
+      for (const text of h.lines) this.line(text, h.source, stream);
+      const src = this.sources.get(stream.key);
+      if (src !== undefined) this.inputs.restoredStream(src);
+    });
   }
 
   /**
@@ -247,9 +278,9 @@ export class Pipeline implements LineSink {
   }
 
   /** Reads `source` with `preset` from its next line, as if detected (`report` detects a file split across threads up front). */
-  useDetected(source: string, preset: PresetName): void {
+  useDetected(source: string, preset: PresetName, evidence?: Evidence): void {
     this.chunkEnd();
-    this.inputs.useDetected(this.sourceState(source), preset);
+    this.inputs.useDetected(this.sourceState(source), preset, evidence);
   }
 
   /** Each source's preset (null: not decided, no line was read by any). */
@@ -292,6 +323,8 @@ export class Pipeline implements LineSink {
     if (codes !== undefined && r.status !== undefined && r.status >= 0 && r.status < STATUS_CODES) codes[r.status] = (codes[r.status] as number) + 1;
 
     const timeSeconds = (r.timeMs ?? this.clock()) / 1000;
+    // Another stream of the source may have created the gauge since this one was made.
+    if (src.lastRecord === undefined && m.lastRecord.has([src.name])) src.lastRecord = m.lastRecord.handle([src.name]);
     if (timeSeconds > (src.lastRecord?.value ?? 0)) {
       src.lastRecord ??= m.lastRecord.handle([src.name]);
       src.lastRecord.value = timeSeconds;
@@ -360,15 +393,14 @@ export class Pipeline implements LineSink {
     };
   }
 
-  private sourceState(source: string): SourceState {
-    let s = this.sources.get(source);
+  private sourceState(source: string, stream?: Stream): SourceState {
+    let s = this.sources.get(stream === undefined ? source : stream.key);
     if (s === undefined) {
       // A gauge restored from a checkpoint is picked up, so older lines read again do not move it back.
       const m = this.metrics;
       const lines = m.lines.handle([source]);
       const lastRecord = m.lastRecord.has([source]) ? m.lastRecord.handle([source]) : undefined;
-      s = this.inputs.create(source, { lines, lastRecord });
-      this.sources.set(source, s);
+      s = this.inputs.create(source, stream, { lines, lastRecord });
     }
     return s;
   }

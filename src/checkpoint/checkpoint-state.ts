@@ -9,6 +9,7 @@ import { CounterFamily, HistogramFamily, type HistogramRow } from '../metrics/fa
 import { FINGERPRINT_BYTES, identity } from '../source/file-identity.js';
 import { metricsState, type MetricsState } from '../metrics/metrics-state.js';
 import type { FilePosition, FollowerState } from '../source/file-follower.js';
+import type { HeldLines } from '../record/source-inputs.js';
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -64,6 +65,11 @@ export const checkpointFileSchema = z.object({
     followed: z.array(z.unknown()),
     known: z.array(z.unknown()),
   }),
+  /**
+   * Lines read (the offsets are past them) but held, not counted, while their stream's format was being
+   * detected: offered again after a restart (Pipeline.restoreHeld). Absent in checkpoints of older runs.
+   */
+  held: z.array(z.object({ source: z.string(), lineage: z.string(), path: z.string(), lines: z.array(z.string()) })).optional(),
 });
 
 type FileJson = z.infer<typeof fileSchema>;
@@ -105,7 +111,7 @@ export interface Checkpoint {
  * The checkpoint of this moment. Synchronous, and a deep copy: call it where no line is half-delivered
  * (inside FileFollower.snapshot), and the result stays true however long the write takes.
  */
-export function takeCheckpoint(metrics: ExporterMetrics, files: FollowerState, nowMs = Date.now()): CheckpointJson {
+export function takeCheckpoint(metrics: ExporterMetrics, files: FollowerState, nowMs = Date.now(), held: readonly HeldLines[] = []): CheckpointJson {
   return {
     version: CHECKPOINT_VERSION,
     savedAt: new Date(nowMs).toISOString(),
@@ -125,6 +131,7 @@ export function takeCheckpoint(metrics: ExporterMetrics, files: FollowerState, n
       })),
       known: files.known.map((k) => ({ ...idOf(k.key), fingerprint: k.head.toString('base64'), offset: k.offset })),
     },
+    ...(held.length === 0 ? {} : { held: held.map((h) => ({ ...h, lines: [...h.lines] })) }),
   };
 }
 

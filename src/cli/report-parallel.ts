@@ -16,7 +16,7 @@ import type { Config } from '../config/schema.js';
 import type { Pipeline, PipelineState } from '../pipeline.js';
 import { presetCandidates } from '../record/source-inputs.js';
 import { SignalClassifier } from '../signals/classify.js';
-import { PresetDetector } from '../record/detect-preset.js';
+import { PresetDetector, type Evidence } from '../record/detect-preset.js';
 import type { PresetName } from '../record/presets.js';
 import type { Logger } from '../server/logger.js';
 import { LineSplitter } from '../source/line-splitter.js';
@@ -72,12 +72,14 @@ export async function readReportInput(
   let jobConfig = config;
   if (config.input.preset === 'auto') {
     // A file given twice was decided by its first reading.
-    const preset = pipeline.presets()[path] ?? (await detectHead(path, mid, config));
-    if (preset === undefined) {
+    const given = pipeline.presets()[path];
+    const head = given === undefined || given === null ? await detectHead(path, mid, config) : { preset: given, evidence: undefined };
+    if (head === undefined) {
       await readInput(path, opts, pipeline);
       return;
     }
-    pipeline.useDetected(path, preset);
+    const preset = head.preset;
+    pipeline.useDetected(path, preset, head.evidence);
     jobConfig = { ...config, input: { ...config.input, preset } };
   }
   log?.debug('report: 2 threads', { file: path, split: mid });
@@ -139,17 +141,22 @@ export async function splitPoint(path: string, minBytes: number): Promise<number
  * The preset the pipeline would detect from the first lines of `path` (read up to `end`), or undefined when
  * they do not decide it: the same detector on the same lines, so the two-thread read equals one pass.
  */
-async function detectHead(path: string, end: number, config: Config): Promise<PresetName | undefined> {
+async function detectHead(path: string, end: number, config: Config): Promise<{ preset: PresetName; evidence: Evidence } | undefined> {
   const detector = new PresetDetector(presetCandidates(config, new SignalClassifier(config.headers)));
-  let decided: PresetName | undefined;
+  let decided: { preset: PresetName; evidence: Evidence } | undefined;
   const splitter = new LineSplitter(
     config.input.maxLineBytes,
     {
       line: (text) => {
         if (decided !== undefined) return;
         const offer = detector.offer(text, 0);
-        if (offer.kind === 'decided') decided = offer.preset;
-        else if (detector.full()) decided = detector.choose();
+        if (offer.kind === 'decided') decided = offer;
+        else if (detector.full()) {
+          // As SourceInputs does at a bound: held lines no preset reads are counted and detection goes on.
+          const choice = detector.decide(undefined);
+          if (choice === 'unread') detector.take();
+          else decided = choice;
+        }
       },
       oversize: () => {},
     },

@@ -105,7 +105,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   // Every snapshot is taken between two polls of the files, so offsets and counts agree; without file
   // sources there are no offsets, only counters (stdin and HTTP ingest cannot be read again).
   const snapshot = (): Promise<CheckpointJson> => {
-    const take = (state: FollowerState) => takeCheckpoint(pipeline.metrics, state);
+    // The lines held while a format is detected go with it: the offsets are past them, the counters without them.
+    const take = (state: FollowerState) => takeCheckpoint(pipeline.metrics, state, Date.now(), pipeline.held());
     return files === undefined ? Promise.resolve(take({ patterns: [], files: [], known: [] })) : files.snapshot(take);
   };
   const checkpointer =
@@ -122,6 +123,11 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       })
     : undefined;
   const checkpoint = checkpointer === undefined ? undefined : restoreCheckpoint(checkpointer, pipeline, log);
+  const heldBefore = checkpoint?.json.held ?? [];
+  if (heldBefore.length > 0) {
+    pipeline.restoreHeld(heldBefore);
+    log.info('lines held for format detection at the checkpoint offered again', { streams: heldBefore.length, lines: heldBefore.reduce((n, h) => n + h.lines.length, 0) });
+  }
   // The landing page's numbers: the window now, and samples of it for the charts.
   const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
   const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
@@ -307,7 +313,27 @@ const SETTLE_INTERVAL_MS = 500;
 /** What the first lines of each source showed, logged once per source. */
 function inputLog(log: Logger): InputEvents {
   return {
-    decided: (source, preset, how) => log.info('input format', { source, preset, how }),
+    decided: (source, preset, how, d) => {
+      const fields = {
+        source,
+        preset,
+        how,
+        ...(d === undefined
+          ? {}
+          : {
+              basis: d.basis,
+              ...(d.path === '' ? {} : { path: d.path }),
+              signature: d.signature.join(','),
+              ...(d.header === undefined ? {} : { header: d.header }),
+              held: d.held,
+              ...(d.previous === undefined ? {} : { previous: d.previous }),
+              ...(d.candidates === undefined ? {} : { candidates: d.candidates.join(',') }),
+            }),
+      };
+      if (d === undefined || d.basis === 'evidence' || d.basis === 'previous' || d.basis === 'configured' || d.basis === 'given') log.info('input format', fields);
+      else if (d.basis === 'ambiguous') log.warn('input format ambiguous: several presets read the first lines alike and none showed a Zero-Plane header; read with a best guess, set input.preset', fields);
+      else log.warn('input format decided without a Zero-Plane header in its first lines', { ...fields, fix: `if ${preset} is wrong, set input.preset` });
+    },
     notUnderstood: (source, h) =>
       log.warn('input not understood: most of the first lines were skipped', {
         source,

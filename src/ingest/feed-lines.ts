@@ -3,7 +3,7 @@
 // runs this to the end before any other line (from a file, stdin or another request) is handled, so the
 // difference is exactly this body's, and the response can never disagree with /metrics.
 import type { Pipeline } from '../pipeline.js';
-import type { LineSink } from '../source/line-sink.js';
+import { newStream, type LineSink } from '../source/line-sink.js';
 import { LineSplitter } from '../source/line-splitter.js';
 
 /** What ingest needs of the pipeline: a line sink whose counters it can read. */
@@ -31,13 +31,17 @@ const RS = 0x1e;
 export function feedLines(sink: CountingSink, chunks: readonly Buffer[], opts: FeedOptions): IngestOutcome {
   const before = counts(sink);
   const target: LineSink = opts.recordSeparators
-    ? { line: (text, source) => sink.line(text.charCodeAt(0) === RS ? text.slice(1) : text, source), oversize: (source) => sink.oversize(source) }
+    ? { line: (text, source, stream) => sink.line(text.charCodeAt(0) === RS ? text.slice(1) : text, source, stream), oversize: (source, stream) => sink.oversize(source, stream) }
     : sink;
-  const splitter = new LineSplitter(opts.maxLineBytes, target, opts.source);
+  // Each body is a stream of its own: its format is detected on its own lines (another gateway's body
+  // after this one is read with its own preset).
+  const stream = newStream(opts.source);
+  const splitter = new LineSplitter(opts.maxLineBytes, target, opts.source, stream);
   for (const chunk of chunks) splitter.push(chunk);
   // The end of the body ends its last line, newline or not; and none of its lines may still be held back.
   splitter.flush();
-  sink.drain?.(opts.source);
+  sink.drain?.(opts.source, stream);
+  sink.release?.(opts.source, stream);
   const after = counts(sink);
 
   const reasons: Record<string, number> = {};

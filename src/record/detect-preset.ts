@@ -1,10 +1,14 @@
-// `input.preset: auto`: which preset reads a source, decided from its first lines. A preset reads a line
-// when it yields a latency and the line carries at least one of the wanted headers where the preset keeps
-// them; the first line some preset reads decides (ties go to the earlier preset in PRESET_NAMES). Until
-// then, a line every preset reads the same way (not JSON, or the same parse error for all) is counted at
-// once, and a line the presets disagree on is held, to be counted with the preset chosen. So no line is
-// dropped or counted twice, and once the source has its preset the detector is gone from the line path.
-import type { Mapping, PresetName } from './presets.js';
+// `input.preset: auto`: which preset reads a stream (a file generation, an ingest body, stdin), decided by
+// evidence. A line decides for a preset only when it shows that preset's signature (structure only its
+// gateway writes: presets.ts SIGNATURES), has a latency the preset reads, and carries at least one wanted
+// header field where the preset keeps them (any value, "-" and null included). Order never settles a tie:
+// a line that is evidence for two presets is held like one that is evidence for none (a health probe with
+// no Zero-Plane header), and waits for a line that decides. At a bound (lines, bytes, time, the end of the
+// input) the held lines are decided by structure alone when exactly one preset's signature reads them, and
+// otherwise said out loud (decide() below). A line every preset reads the same way (not JSON, or the same
+// parse error for all) is counted at once; the rest are held and counted with the preset chosen, so no
+// line is dropped or counted twice, and once a stream has its preset the detector is gone from the line path.
+import { SIGNATURES, type Mapping, type PresetName } from './presets.js';
 import type { ParseResult, RecordParser } from './parse-record.js';
 
 export interface Candidate {
@@ -13,19 +17,45 @@ export interface Candidate {
   parser: RecordParser;
 }
 
+/**
+ * Why a preset was chosen:
+ * - `evidence`: a line with its signature and a wanted header field at its paths;
+ * - `previous`: at a bound, held lines without evidence that the preset of the stream before (the file's
+ *   previous generation, the ingest body before) reads by structure;
+ * - `signature`: at a bound, exactly one preset's structure reads the held lines, but no header was seen;
+ * - `latency`: at a bound, no preset's structure matched and exactly one preset reads a latency in them;
+ * - `ambiguous`: at a bound, several presets read them alike: the one reading the most (then the earlier)
+ *   is a best effort, never silent (warned);
+ * - `configured`, `given`: input.preset, `report`'s up-front detection of a file it splits.
+ */
+export type DecisionBasis = 'evidence' | 'previous' | 'signature' | 'latency' | 'ambiguous' | 'configured' | 'given';
+
+/** What a decision rested on, for its log line. */
+export interface Evidence {
+  basis: DecisionBasis;
+  /** Signature keys of the chosen preset seen on the lines it rested on. */
+  signature: string[];
+  /** The wanted header field seen at the preset's paths; undefined when decided without one. */
+  header: string | undefined;
+  /** Lines held before the decision (counted with it). */
+  held: number;
+  /** With `ambiguous`: every preset that read the held lines alike. */
+  candidates?: PresetName[];
+}
+
 /** What one line told the detector. */
 export type Offer =
-  /** `preset` reads this line: the source is read with it from now on. */
-  | { kind: 'decided'; preset: PresetName }
+  /** `preset` reads this line: the stream is read with it from now on. */
+  | { kind: 'decided'; preset: PresetName; evidence: Evidence }
   /** Every preset gives this same result (a parse error): count it now. */
   | { kind: 'agreed'; result: ParseResult }
-  /** The presets disagree: the line is held until the decision. */
+  /** No single preset has evidence in this line: it is held until the decision. */
   | { kind: 'held' };
 
-/** Lines held at most before the presets are compared on what they read so far. */
+/** Lines held at most before the detector decides on what it has (a bound: see decide()). */
 export const DETECT_MAX_HELD_LINES = 64;
 export const DETECT_MAX_HELD_BYTES = 1024 * 1024;
-/** Lines offered at most before a decision is forced (a source no preset reads costs no more than this). */
+/** Lines offered at most before a decision is forced while lines are held. */
 export const DETECT_MAX_LINES = 1000;
 
 const INVALID_JSON: ParseResult = { ok: false, reason: 'invalid_json' };
@@ -37,11 +67,16 @@ export class PresetDetector {
   heldSince: number | undefined;
   private heldBytes = 0;
   private offered = 0;
-  /** Per candidate: how many held lines it makes a record of. */
-  private readonly records: number[];
+  /** Per candidate: held lines it reads (a latency), and held lines it reads that show its signature. */
+  private readonly reads: number[];
+  private readonly signatureReads: number[];
+  /** Per candidate: signature keys seen on the held lines it reads. */
+  private readonly signatureKeys: Set<string>[];
 
   constructor(readonly candidates: readonly Candidate[]) {
-    this.records = candidates.map(() => 0);
+    this.reads = candidates.map(() => 0);
+    this.signatureReads = candidates.map(() => 0);
+    this.signatureKeys = candidates.map(() => new Set());
   }
 
   offer(text: string, now: number): Offer {
@@ -53,12 +88,33 @@ export class PresetDetector {
       return { kind: 'agreed', result: INVALID_JSON };
     }
     const results = this.candidates.map((c) => c.parser.parseValue(obj));
-    const reader = this.candidates.findIndex((c, i) => results[i]?.ok === true && c.parser.carriesHeaders(obj));
-    if (reader >= 0) return { kind: 'decided', preset: (this.candidates[reader] as Candidate).preset };
     const first = results[0] as ParseResult;
     if (!first.ok && results.every((r) => !r.ok && r.reason === first.reason)) return { kind: 'agreed', result: first };
+    // Only objects get here: a non-object is `not_object` for every preset.
+    const o = obj as Record<string, unknown>;
+    let decisive = -1;
+    let header: string | undefined;
+    let ties = 0;
+    const signatures = this.candidates.map((c, i) => (results[i]?.ok === true ? SIGNATURES[c.preset](o) : []));
+    this.candidates.forEach((c, i) => {
+      if ((signatures[i] as string[]).length === 0) return;
+      const field = c.parser.headerEvidence(o);
+      if (field === undefined) return;
+      ties++;
+      decisive = i;
+      header = field;
+    });
+    if (ties === 1) {
+      const c = this.candidates[decisive] as Candidate;
+      return { kind: 'decided', preset: c.preset, evidence: { basis: 'evidence', signature: signatures[decisive] as string[], header, held: this.held.length } };
+    }
     results.forEach((r, i) => {
-      if (r.ok) this.records[i] = (this.records[i] as number) + 1;
+      if (!r.ok) return;
+      this.reads[i] = (this.reads[i] as number) + 1;
+      const keys = signatures[i] as string[];
+      if (keys.length === 0) return;
+      this.signatureReads[i] = (this.signatureReads[i] as number) + 1;
+      for (const k of keys) (this.signatureKeys[i] as Set<string>).add(k);
     });
     this.held.push(text);
     this.heldBytes += text.length;
@@ -66,17 +122,61 @@ export class PresetDetector {
     return { kind: 'held' };
   }
 
-  /** Whether the detector must decide now rather than wait for a line some preset reads. */
+  /** Whether the detector must decide now rather than wait for a line with evidence. */
   full(): boolean {
     return this.held.length >= DETECT_MAX_HELD_LINES || this.heldBytes >= DETECT_MAX_HELD_BYTES || this.offered >= DETECT_MAX_LINES;
   }
 
-  /** The decision when no line was read: the preset that makes records of the most held lines (ties: the earlier). */
-  choose(): PresetName {
-    let best = 0;
-    for (let i = 1; i < this.records.length; i++) if ((this.records[i] as number) > (this.records[best] as number)) best = i;
-    return (this.candidates[best] as Candidate).preset;
+  /**
+   * The decision at a bound, on the held lines (none of which had evidence for exactly one preset):
+   * structure when exactly one preset's signature reads them; else the stream before's preset, when it is
+   * among those that read them; else, when exactly one preset reads a latency in them and none shows its
+   * signature, that one; else a best effort marked `ambiguous`. `unread` when no preset reads any of them
+   * (they differ only in their parse errors): nothing to decide on, the stream keeps detecting after they
+   * are counted (take()). Undefined when nothing is held.
+   */
+  decide(previous: PresetName | undefined): { preset: PresetName; evidence: Evidence } | 'unread' | undefined {
+    if (this.held.length === 0) {
+      this.offered = 0;
+      return undefined;
+    }
+    const held = this.held.length;
+    const signed = indices(this.signatureReads);
+    const pool = signed.length > 0 ? signed : indices(this.reads);
+    if (pool.length === 0) return 'unread';
+    const pick = (i: number, basis: DecisionBasis, candidates?: PresetName[]) => ({
+      preset: (this.candidates[i] as Candidate).preset,
+      evidence: { basis, signature: [...(this.signatureKeys[i] as Set<string>)], header: undefined, held, ...(candidates === undefined ? {} : { candidates }) },
+    });
+    if (pool.length === 1) return pick(pool[0] as number, signed.length > 0 ? 'signature' : 'latency');
+    const prev = pool.find((i) => this.candidates[i]?.preset === previous);
+    if (prev !== undefined) return pick(prev, 'previous');
+    const counts = signed.length > 0 ? this.signatureReads : this.reads;
+    let best = pool[0] as number;
+    for (const i of pool) if ((counts[i] as number) > (counts[best] as number)) best = i;
+    return pick(best, 'ambiguous', pool.map((i) => (this.candidates[i] as Candidate).preset));
   }
+
+  /** The held lines, handed over and forgotten: the detector starts afresh. */
+  take(): string[] {
+    const lines = this.held.splice(0);
+    this.heldSince = undefined;
+    this.heldBytes = 0;
+    this.offered = 0;
+    this.reads.fill(0);
+    this.signatureReads.fill(0);
+    for (const k of this.signatureKeys) k.clear();
+    return lines;
+  }
+}
+
+/** The indices of the non-zero counts. */
+function indices(counts: readonly number[]): number[] {
+  const out: number[] = [];
+  counts.forEach((n, i) => {
+    if (n > 0) out.push(i);
+  });
+  return out;
 }
 
 /** The candidate that reads the most of `lines` (at least half of them), or undefined: the "try this preset" hint. */

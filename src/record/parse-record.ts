@@ -109,8 +109,8 @@ export class RecordParser {
   private readonly readResponse: HeaderReader;
   private readonly readRequest: HeaderReader;
   /** Whether a parsed line carries a wanted header on each side (format detection only). */
-  private readonly responseCarried: (obj: JsonObject) => boolean;
-  private readonly requestCarried: (obj: JsonObject) => boolean;
+  private readonly responseCarried: (obj: JsonObject) => string | undefined;
+  private readonly requestCarried: (obj: JsonObject) => string | undefined;
   private minute: MinuteCache = { prefix: new PackedBytes(new Uint8Array(0)), zone: new PackedBytes(new Uint8Array(0)), ms: 0 };
   /** A string timestamp's characters as bytes, so both paths read timestamps with one function. */
   private readonly timeScratch = new Uint8Array(CANONICAL_MAX_LENGTH);
@@ -219,7 +219,12 @@ export class RecordParser {
    * absent ones too): with a latency, what makes a preset "read" a line when the format is detected.
    */
   carriesHeaders(obj: unknown): boolean {
-    return isObject(obj) && (this.responseCarried(obj) || this.requestCarried(obj));
+    return this.headerEvidence(obj) !== undefined;
+  }
+
+  /** The first wanted header field the line has where this mapping keeps headers (any value), for detection's log. */
+  headerEvidence(obj: unknown): string | undefined {
+    return isObject(obj) ? (this.responseCarried(obj) ?? this.requestCarried(obj)) : undefined;
   }
 
   private record(
@@ -503,18 +508,20 @@ export class RecordParser {
 }
 
 /** Whether a line holds any of `names` (in any case) where `where` keeps headers, whatever the values. */
-function carries(where: HeaderSource, names: readonly string[]): (obj: JsonObject) => boolean {
+/** The first wanted header field a line has at `where` (its field, or path.name), or undefined. */
+function carries(where: HeaderSource, names: readonly string[]): (obj: JsonObject) => string | undefined {
   const wanted = names.map((n) => n.toLowerCase());
   if (where.path === undefined) {
     const fields = wanted.map((n) => flatHeaderField(where, n));
-    return (obj) => fields.some((f) => f in obj);
+    return (obj) => fields.find((f) => f in obj);
   }
-  const get = compilePath(where.path);
+  const path = where.path;
+  const get = compilePath(path);
   return (obj) => {
     const headers = get(obj);
-    if (!isObject(headers)) return false;
-    for (const key in headers) if (wanted.includes(key.toLowerCase())) return true;
-    return false;
+    if (!isObject(headers)) return undefined;
+    for (const key in headers) if (wanted.includes(key.toLowerCase())) return `${path}.${key}`;
+    return undefined;
   };
 }
 

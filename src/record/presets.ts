@@ -2,7 +2,7 @@
 // that produces these field names; `input.preset: auto` tries them all (detect-preset.ts).
 import type { Config } from '../config/schema.js';
 
-/** The log formats read without a mapping, in the order detection prefers them when several read a line. */
+/** The log formats read without a mapping (detection never prefers one by this order: detect-preset.ts). */
 export const PRESET_NAMES = ['default', 'nginx-json', 'envoy-json', 'caddy-json', 'haproxy-json', 'kong-json', 'traefik-json'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
@@ -118,6 +118,42 @@ export const PRESETS: Record<PresetName, Mapping> = {
     requestHeaders: { prefix: 'request_', nameStyle: 'canonical', omitsMissing: true },
   },
 };
+
+/**
+ * What only a preset's gateway writes, beside the fields every log has (`ts`, `status`, `duration`): the
+ * keys of its log format as the README configures it. Detection decides on a line only when it shows
+ * this structure (and a wanted header field: detect-preset.ts), so a probe line two presets both read
+ * (Caddy's and Envoy's `duration`) is never decided by the order of PRESET_NAMES. Each returns the
+ * signature keys the line has; none means the line is not one of that gateway's.
+ */
+export const SIGNATURES: Record<PresetName, (obj: Readonly<Record<string, unknown>>) => string[]> = {
+  default: (o) => keysIn(o, ['latency_ms', 'response_headers', 'request_headers']),
+  'nginx-json': (o) => keysIn(o, ['time_iso8601', 'request_time', 'upstream_response_time']),
+  'envoy-json': (o) => keysIn(o, ['start_time', 'response_code', 'route_name']),
+  // Caddy's access logger names itself (`logger`, `msg`), logs `resp_headers`, and every header as an
+  // array of values; Kong also has `request.headers`, but with `latencies` and string values.
+  'caddy-json': (o) => {
+    const keys = keysIn(o, ['resp_headers']);
+    if (typeof o.logger === 'string' && typeof o.msg === 'string') keys.push('logger', 'msg');
+    const request = o.request;
+    if (!('latencies' in o) && isRecord(request) && isRecord(request.headers)) {
+      const values = Object.values(request.headers);
+      if (values.length > 0 && values.every(Array.isArray)) keys.push('request.headers[]');
+    }
+    return keys;
+  },
+  'haproxy-json': (o) => keysIn(o, ['accept_ts', 'ta_ms']),
+  'kong-json': (o) => [...(isRecord(o.latencies) ? ['latencies'] : []), ...keysIn(o, ['started_at'])],
+  'traefik-json': (o) => keysIn(o, ['StartUTC', 'Duration', 'DownstreamStatus', 'RouterName', 'OriginStatus']),
+};
+
+function keysIn(o: Readonly<Record<string, unknown>>, keys: readonly string[]): string[] {
+  return keys.filter((k) => k in o);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
 /** A preset with the config's overrides applied (`fields`, `latencyUnit`, the header sources). */
 export function mappingFor(input: Config['input'], preset: PresetName): Mapping {

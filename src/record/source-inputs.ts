@@ -1,8 +1,10 @@
 // How each source's lines are read: with the configured preset, or (input.preset: auto) with the one
-// detected from its first lines (detect-preset.ts); and what those first lines showed (input-watch.ts),
-// said once per source. The pipeline counts the lines; this module decides how to read them and when.
+// detected, per stream (each followed file's generation, each ingest body, stdin), from its first lines
+// (detect-preset.ts); and what a source's first lines showed (input-watch.ts), said once per source. The
+// pipeline counts the lines; this module decides how to read them and when.
 import type { Config } from '../config/schema.js';
-import { bestReader, PresetDetector, type Candidate } from './detect-preset.js';
+import { bestReader, PresetDetector, type Candidate, type Evidence } from './detect-preset.js';
+import type { Stream } from '../source/line-sink.js';
 import { InputWatch, type Label, type WatchOutcome } from './input-watch.js';
 import { mappingFor, PRESET_NAMES, type PresetName } from './presets.js';
 import { RecordParser, type ParseResult } from './parse-record.js';
@@ -10,8 +12,12 @@ import { textLogFormat, type TextLogFormat } from './text-log-format.js';
 
 /** What a source's first lines showed: its preset, and what did not read right (said once per source). */
 export interface InputEvents {
-  /** The preset a source is read with: `detected` from its first lines, or `configured` (input.preset). */
-  decided?(source: string, preset: PresetName, how: 'detected' | 'configured'): void;
+  /**
+   * The preset a stream of `source` is read with: `detected` from its first lines, or `configured`
+   * (input.preset). Said for a source's first stream, when a stream's decision differs from the one before
+   * along its lineage (a file rotated into another format), and for every decision not made on evidence.
+   */
+  decided?(source: string, preset: PresetName, how: 'detected' | 'configured', detail?: DecisionDetail): void;
   /** Most of the first lines were skipped. */
   notUnderstood?(source: string, hint: InputHint): void;
   /** A label's path never held a value in the first records: the label stays empty. */
@@ -31,23 +37,49 @@ export interface InputHint {
   textFormat: TextLogFormat | undefined;
 }
 
+/** What a decision rested on, and where. */
+export interface DecisionDetail extends Evidence {
+  /** The file it was made for, "" for an ingest body or stdin. */
+  path: string;
+  /** The preset the stream before along the lineage was read with, if any and different. */
+  previous: PresetName | undefined;
+}
+
 /** A source with lines held while its format is detected is decided after this long (serve: a quiet log). */
 export const DETECT_WAIT_MS = 2_000;
 /** A source's watch of its first lines says what it found after this long, if not after WATCH_LINES lines. */
 export const WATCH_MS = 10_000;
 
-/** How one source is read. The line path reads `parser` and `watch` directly: undefined means "ask SourceInputs". */
+/** How one stream of a source is read. The line path reads `parser` and `watch` directly: undefined means "ask SourceInputs". */
 export interface SourceInput {
+  /** The source: the metric label. */
   readonly name: string;
+  /** The stream (detection key): the name itself for a source that is one stream. */
+  key: string;
+  readonly lineage: string;
+  readonly path: string;
   /** The parser of its preset; undefined while the format is being detected. */
   parser: RecordParser | undefined;
   preset: PresetName | undefined;
   detector: PresetDetector | undefined;
-  /** Its first lines, until what they showed is said. */
+  /** The source's first lines, until what they showed is said (one watch per source, shared by its streams). */
   watch: InputWatch | undefined;
   /** The watch's outcomes, kept after it ends (keepWatchOutcomes). */
   outcomes: WatchOutcome[] | undefined;
 }
+
+/** Lines a stream held back while detecting, saved with a checkpoint and offered again after a restart. */
+export interface HeldLines {
+  source: string;
+  lineage: string;
+  path: string;
+  lines: string[];
+}
+
+/** Streams kept at most: past this the oldest are drained (held lines counted) and forgotten. */
+export const MAX_STREAMS = 4096;
+/** Held lines saved with one checkpoint at most (bytes of text): the streams past it are decided first. */
+export const MAX_CHECKPOINT_HELD_BYTES = 8 * 1024 * 1024;
 
 /** The header names (any case) the signals read, so the parsers extract only these. */
 export interface WantedHeaders {
@@ -82,11 +114,32 @@ export interface SourceInputsOptions<S extends SourceInput> {
   keepWatchOutcomes?: boolean | undefined;
   /** Counts one line of `source`, read with its preset (the pipeline's records and parse errors). */
   count(source: S, parsed: ParseResult): void;
+  /** `preset` is now (true) or no longer (false) in use by a stream of `source`: input_info. */
+  inUse?(source: string, preset: PresetName, on: boolean): void;
 }
 
-/** The sources of one pipeline, `S` being its own per-source state with the input part mixed in. */
+/** One source: its watch, and its streams with the presets they are read with. */
+interface Group<S> {
+  readonly name: string;
+  watch: InputWatch | undefined;
+  readonly outcomes: WatchOutcome[] | undefined;
+  readonly streams: Set<S>;
+  /** Streams per preset; `last`, the latest decision, stays in use after its stream ends (an ingest body). */
+  readonly inUse: Map<PresetName, number>;
+  last: PresetName | undefined;
+}
+
+/** The streams of one pipeline, `S` being its own per-stream state with the input part mixed in. */
 export class SourceInputs<S extends SourceInput> {
-  private readonly all: S[] = [];
+  /** By stream key (the source's name for a source that is one stream). */
+  readonly streams = new Map<string, S>();
+  private readonly groups = new Map<string, Group<S>>();
+  /** Streams whose format is not decided yet (settle() looks only at these). */
+  private readonly detecting = new Set<S>();
+  /** The latest decision along each lineage (bounded like the streams). */
+  private readonly lineagePreset = new Map<string, PresetName>();
+  /** Streams made of a checkpoint's held lines, by lineage: the first new stream of it takes them over. */
+  private readonly restored = new Map<string, S>();
   /** The configured preset's reader; undefined with input.preset: auto. */
   private readonly configured: Candidate | undefined;
   /** Every preset's reader, made when first needed (detection, or a hint for a source not understood). */
@@ -99,29 +152,54 @@ export class SourceInputs<S extends SourceInput> {
     this.events = opts.events ?? {};
   }
 
-  /** A new source: `rest` is the caller's part of its state. A configured preset is its preset at once. */
-  create(name: string, rest: Omit<S, keyof SourceInput>): S {
-    const watch = new InputWatch(this.opts.clock(), this.opts.keepWatchOutcomes);
+  /**
+   * A new stream of source `name` (`stream` undefined: the source is one stream); `rest` is the caller's
+   * part of its state. A configured preset is its preset at once. A stream restored from a checkpoint's
+   * held lines of the same lineage, still undecided, becomes this one: its lines come first.
+   */
+  create(name: string, stream: Stream | undefined, rest: Omit<S, keyof SourceInput>): S {
+    const key = stream?.key ?? name;
+    const lineage = stream?.lineage ?? name;
+    const adopt = this.restored.get(lineage);
+    if (adopt !== undefined) {
+      this.restored.delete(lineage);
+      if (adopt.detector !== undefined && this.streams.get(adopt.key) === adopt && adopt.name === name) {
+        this.streams.delete(adopt.key);
+        adopt.key = key;
+        this.streams.set(key, adopt);
+        return adopt;
+      }
+    }
+    const group = this.group(name);
     const input: SourceInput = {
       name,
+      key,
+      lineage,
+      path: stream?.path ?? '',
       parser: undefined,
       preset: undefined,
       detector: this.configured === undefined ? new PresetDetector(this.candidates()) : undefined,
-      watch,
-      outcomes: watch.outcomes,
+      watch: group.watch,
+      outcomes: group.outcomes,
     };
     const s = { ...rest, ...input } as S;
-    this.all.push(s);
-    if (this.configured !== undefined) this.decide(s, this.configured.preset, 'configured');
+    this.streams.set(key, s);
+    group.streams.add(s);
+    if (this.streams.size > MAX_STREAMS) {
+      const oldest = this.streams.values().next().value as S;
+      if (oldest !== s) this.release(oldest);
+    }
+    if (this.configured !== undefined) this.decide(s, this.configured.preset, { basis: 'configured', signature: [], header: undefined, held: 0 });
+    else this.detecting.add(s);
     return s;
   }
 
-  /** A line of a source whose format is not decided yet (`s.parser` undefined). */
+  /** A line of a stream whose format is not decided yet (`s.parser` undefined). */
   detect(s: S, text: string): void {
     const d = s.detector as PresetDetector;
     const offer = d.offer(text, this.opts.clock());
     if (offer.kind === 'decided') {
-      this.decide(s, offer.preset, 'detected');
+      this.decide(s, offer.preset, offer.evidence);
       this.read(s, text);
       return;
     }
@@ -129,10 +207,10 @@ export class SourceInputs<S extends SourceInput> {
       if (s.watch !== undefined) this.seen(s, offer.result, text);
       this.opts.count(s, offer.result);
     }
-    if (s.detector !== undefined && d.full()) this.decide(s, d.choose(), 'detected');
+    if (s.detector !== undefined && d.full()) this.decideHeld(s);
   }
 
-  /** A counted line of a source still watched (`s.watch` defined); `text` only for a skipped one. */
+  /** A counted line of a stream whose source is still watched (`s.watch` defined); `text` only for a skipped one. */
   seen(s: S, parsed: ParseResult, text: string | undefined): void {
     if ((s.watch as InputWatch).see(parsed, text)) this.endWatch(s);
   }
@@ -142,42 +220,60 @@ export class SourceInputs<S extends SourceInput> {
     if (s.watch?.oversize()) this.endWatch(s);
   }
 
-  /** The source delivered what it has for now (an ingest body ended): its held lines are counted. */
+  /** The stream delivered what it has for now (an ingest body ended): its held lines are counted. */
   drain(s: S): void {
-    if (s.detector !== undefined && s.detector.held.length > 0) this.decide(s, s.detector.choose(), 'detected');
+    if (s.detector !== undefined && s.detector.held.length > 0) this.decideHeld(s);
+  }
+
+  /** The stream ended for good: its held lines are counted and it is forgotten (its preset stays in input_info while latest). */
+  release(s: S): void {
+    this.drain(s);
+    if (this.streams.get(s.key) === s) this.streams.delete(s.key);
+    this.detecting.delete(s);
+    if (this.restored.get(s.lineage) === s) this.restored.delete(s.lineage);
+    const group = this.groups.get(s.name);
+    group?.streams.delete(s);
+    if (group !== undefined && s.preset !== undefined) this.use(group, s.preset, -1);
   }
 
   /** Timed decisions (serve): held lines that waited DETECT_WAIT_MS, watches running for WATCH_MS. */
   settle(): void {
     const now = this.opts.clock();
-    for (const s of this.all) {
-      const d = s.detector;
-      if (d?.heldSince !== undefined && now - d.heldSince >= DETECT_WAIT_MS) this.decide(s, d.choose(), 'detected');
-      if (s.watch !== undefined && s.watch.lines > 0 && now - s.watch.startedAt >= WATCH_MS) this.endWatch(s);
+    for (const s of [...this.detecting]) {
+      const since = s.detector?.heldSince;
+      if (since !== undefined && now - since >= DETECT_WAIT_MS) this.decideHeld(s);
+    }
+    for (const g of this.groups.values()) {
+      const w = g.watch;
+      const any = g.streams.values().next().value;
+      if (w !== undefined && any !== undefined && w.lines > 0 && now - w.startedAt >= WATCH_MS) this.endWatch(any);
     }
   }
 
   /** The end of the input (report): every held line is counted, every watch says what it found. */
   finish(): void {
-    for (const s of this.all) {
-      this.drain(s);
-      this.endWatch(s);
+    for (const s of [...this.streams.values()]) this.drain(s);
+    for (const g of this.groups.values()) {
+      const any = g.streams.values().next().value;
+      if (any !== undefined) this.endWatch(any);
     }
   }
 
   /** Reads `s` with `preset` from its next line, as if detected (report detects a split file up front). */
-  useDetected(s: S, preset: PresetName): void {
-    if (s.parser === undefined) this.decide(s, preset, 'detected');
+  useDetected(s: S, preset: PresetName, evidence?: Evidence): void {
+    if (s.parser === undefined) this.decide(s, preset, evidence ?? { basis: 'given', signature: [], header: undefined, held: s.detector?.held.length ?? 0 });
   }
 
-  /** Each source's preset (null: not decided, no line was read by any). */
+  /** Each source's preset (null: not decided, no line was read by any); with several streams, the latest decided. */
   presets(): Record<string, PresetName | null> {
-    return Object.fromEntries(this.all.map((s) => [s.name, s.preset ?? null]));
+    const out: Record<string, PresetName | null> = {};
+    for (const g of this.groups.values()) out[g.name] = g.last ?? null;
+    return out;
   }
 
   /** Per source, what its first lines showed (kept with keepWatchOutcomes). */
   outcomes(): [string, WatchOutcome[]][] {
-    return this.all.flatMap((s): [string, WatchOutcome[]][] => (s.outcomes === undefined ? [] : [[s.name, s.outcomes]]));
+    return [...this.groups.values()].flatMap((g): [string, WatchOutcome[]][] => (g.outcomes === undefined ? [] : [[g.name, g.outcomes]]));
   }
 
   /** Lines read after this source's (by another pipeline) continue its watch, if it is still open. */
@@ -188,6 +284,33 @@ export class SourceInputs<S extends SourceInput> {
     }
   }
 
+  /**
+   * The lines held now, for a checkpoint (whose offsets are past them and whose counters are without
+   * them). Past `maxBytes` of them, the remaining streams are decided first, so what the checkpoint
+   * holds stays bounded and still agrees: those lines are in its counters instead.
+   */
+  held(maxBytes = MAX_CHECKPOINT_HELD_BYTES): HeldLines[] {
+    const out: HeldLines[] = [];
+    let bytes = 0;
+    for (const s of [...this.detecting]) {
+      const lines = s.detector?.held ?? [];
+      if (lines.length === 0) continue;
+      const size = lines.reduce((n, l) => n + l.length, 0);
+      if (bytes + size > maxBytes) {
+        this.decideHeld(s);
+        continue;
+      }
+      bytes += size;
+      out.push({ source: s.name, lineage: s.lineage, path: s.path, lines: [...lines] });
+    }
+    return out;
+  }
+
+  /** `s` was made of a checkpoint's held lines: the next new stream of its lineage takes it over. */
+  restoredStream(s: S): void {
+    if (s.detector !== undefined) this.restored.set(s.lineage, s);
+  }
+
   /** A line of `s`, read with its preset. */
   private read(s: S, text: string): void {
     const parsed = (s.parser as RecordParser).parse(text);
@@ -195,14 +318,66 @@ export class SourceInputs<S extends SourceInput> {
     this.opts.count(s, parsed);
   }
 
+  /** The held lines of `s` decide at a bound (detect-preset.ts decide()); nothing held, nothing decided. */
+  private decideHeld(s: S): void {
+    const d = s.detector as PresetDetector;
+    const choice = d.decide(this.lineagePreset.get(s.lineage));
+    if (choice === 'unread') {
+      // No preset reads them: counted as the first candidate skips them, and the stream keeps detecting.
+      const parser = (this.candidates()[0] as Candidate).parser;
+      for (const text of d.take()) {
+        const parsed = parser.parse(text);
+        if (s.watch !== undefined) this.seen(s, parsed, text);
+        this.opts.count(s, parsed);
+      }
+    } else if (choice !== undefined) this.decide(s, choice.preset, choice.evidence);
+  }
+
   /** From now on `s` is read with `preset`; its held lines are counted first, in their order. */
-  private decide(s: S, preset: PresetName, how: 'detected' | 'configured'): void {
+  private decide(s: S, preset: PresetName, evidence: Evidence): void {
     const held = s.detector?.held ?? [];
     s.parser = this.candidate(preset).parser;
     s.preset = preset;
     s.detector = undefined;
-    this.events.decided?.(s.name, preset, how);
+    this.detecting.delete(s);
+    const previous = this.lineagePreset.get(s.lineage);
+    this.lineagePreset.delete(s.lineage);
+    this.lineagePreset.set(s.lineage, preset);
+    if (this.lineagePreset.size > MAX_STREAMS) this.lineagePreset.delete(this.lineagePreset.keys().next().value as string);
+    const group = this.group(s.name);
+    if (group.streams.has(s)) this.use(group, preset, 1);
+    const sure = evidence.basis === 'evidence' || evidence.basis === 'previous' || evidence.basis === 'configured' || evidence.basis === 'given';
+    if (previous !== preset || !sure) {
+      const how = evidence.basis === 'configured' ? 'configured' : 'detected';
+      this.events.decided?.(s.name, preset, how, { ...evidence, path: s.path, previous: previous === preset ? undefined : previous });
+    }
     for (const text of held) this.read(s, text);
+  }
+
+  /** Counts a stream of `group` starting (1) or ending (-1) being read with `preset`, for input_info. */
+  private use(group: Group<S>, preset: PresetName, delta: 1 | -1): void {
+    const before = group.inUse.get(preset) ?? 0;
+    const after = Math.max(0, before + delta);
+    group.inUse.set(preset, after);
+    const inUse = this.opts.inUse;
+    if (delta === 1) {
+      const last = group.last;
+      group.last = preset;
+      if (before === 0) inUse?.(group.name, preset, true);
+      if (last !== undefined && last !== preset && (group.inUse.get(last) ?? 0) === 0) inUse?.(group.name, last, false);
+    } else if (after === 0 && preset !== group.last) {
+      inUse?.(group.name, preset, false);
+    }
+  }
+
+  private group(name: string): Group<S> {
+    let g = this.groups.get(name);
+    if (g === undefined) {
+      const watch = new InputWatch(this.opts.clock(), this.opts.keepWatchOutcomes);
+      g = { name, watch, outcomes: watch.outcomes, streams: new Set(), inUse: new Map(), last: undefined };
+      this.groups.set(name, g);
+    }
+    return g;
   }
 
   private candidates(): Candidate[] {
@@ -215,10 +390,13 @@ export class SourceInputs<S extends SourceInput> {
     return c;
   }
 
-  /** Says what the first lines of `s` showed, once. */
+  /** Says what the first lines of the source of `s` showed, once; the watch is gone from all its streams. */
   private endWatch(s: S): void {
-    const w = s.watch;
+    const group = this.group(s.name);
+    const w = group.watch;
     if (w === undefined) return;
+    group.watch = undefined;
+    for (const x of group.streams) x.watch = undefined;
     s.watch = undefined;
     if (w.notUnderstood()) {
       const suggestion = bestReader(this.candidates().filter((c) => c.preset !== s.preset), w.samples)?.preset;

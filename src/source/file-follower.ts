@@ -1,7 +1,7 @@
 import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import { DirectoryIndex } from './directory-index.js';
 import { OpenFiles, openFilesCap } from './open-files.js';
-import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
+import { newStream, type LineSink, type ResumeOutcome, type RotationKind, type SourceErrorReason, type SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, readHead } from './file-identity.js';
@@ -342,7 +342,7 @@ export class FileFollower {
         continue;
       }
       const outcome: ResumeOutcome = found.path === e.path ? 'at_path' : 'moved';
-      const f = await resumedFollowed(e, found, r.savedAtMs, this.newSplitter(e.source));
+      const f = await resumedFollowed(e, found, r.savedAtMs, this.newSplitter(e.source, e.path));
       if (await alignResumedOffset(f, e, this.opts.maxLineBytes, this.buf, this.scratch)) {
         this.emit(() => this.events.offsetDistrusted?.(e.source, found.path, e.offset, f.offset));
       }
@@ -578,7 +578,7 @@ export class FileFollower {
       size,
       checkedAtMs: now,
       capCheck: this.capNewFiles && (this.resumedSources.has(v.source) || this.restoredKeys.has(key)),
-      splitter: this.newSplitter(v.source),
+      splitter: this.newSplitter(v.source, v.path),
     });
     if (this.stopped || this.followed.has(key)) {
       await fh.close().catch(() => undefined);
@@ -630,7 +630,7 @@ export class FileFollower {
       size: s.size,
       checkedAtMs: now,
       capCheck: this.capNewFiles && this.resumedSources.has(v.source),
-      splitter: this.newSplitter(v.source),
+      splitter: this.newSplitter(v.source, v.path),
     });
     const before = this.atPath.get(v.path);
     this.register(f);
@@ -733,7 +733,7 @@ export class FileFollower {
     // A line start is looked for within a line's length; past that, the line is dropped to its end.
     const limit = Math.min(size, target + this.opts.maxLineBytes + 2);
     const start = await nextLineStart(f.fh, target, limit, this.buf);
-    f.splitter = this.newSplitter(f.source);
+    f.splitter = this.newSplitter(f.source, f.path);
     if (start === undefined) f.splitter.skipToNextLine();
     f.offset = start ?? limit;
     const bytes = f.offset - from;
@@ -778,7 +778,7 @@ export class FileFollower {
     const knownEnd = f.seenSize;
     const oldHead = f.head;
     const oldSplitter = f.splitter;
-    f.splitter = this.newSplitter(f.source);
+    f.splitter = this.newSplitter(f.source, f.path);
     const siblings = f.family ? await probeSiblings(f.family, f.key, this.scratch, this.headOfFollowed) : [];
     // Copies of the old content (same start); the longest one holding bytes not read yet fills the gap.
     const copies = siblings.filter((s) => isCopyOf(s, oldHead));
@@ -842,7 +842,7 @@ export class FileFollower {
     for (const { s, from } of todo) {
       if (this.followed.has(s.key)) continue;
       this.emit(() => this.events.rotated?.(scan.source, scan.path, kind));
-      const read = await this.readOrphan(s, scan.family, scan.source, scan.path, from, this.newSplitter(scan.source));
+      const read = await this.readOrphan(s, scan.family, scan.source, scan.path, from, this.newSplitter(scan.source, scan.path));
       if (!read) this.emit(() => this.events.rotated?.(scan.source, scan.path, 'unrecovered'));
     }
   }
@@ -890,8 +890,9 @@ export class FileFollower {
     return true;
   }
 
-  private newSplitter(source: string): LineSplitter {
-    return new LineSplitter(this.opts.maxLineBytes, this.sink, source);
+  /** A splitter for a new generation of the file at `path`: a stream of its own, whose format is detected anew. */
+  private newSplitter(source: string, path: string): LineSplitter {
+    return new LineSplitter(this.opts.maxLineBytes, this.sink, source, newStream(source, path));
   }
 
   /** Emits a partial last line that will never be completed. */

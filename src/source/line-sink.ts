@@ -1,13 +1,18 @@
-/** Where sources deliver lines. `source` is the configured source name (a glob pattern as written, or "stdin"), never a per-file path, so it is safe as a metric label. */
+/**
+ * Where sources deliver lines. `source` is the configured source name (a glob pattern as written, or
+ * "stdin"), never a per-file path, so it is safe as a metric label. `stream`, when given, is the part of
+ * the source the lines come from (one generation of a followed file, one ingest body): each stream has
+ * its format detected on its own (record/detect-preset.ts); without one the source is one stream.
+ */
 export interface LineSink {
-  line(text: string, source: string): void;
+  line(text: string, source: string, stream?: Stream): void;
   /**
    * The same line as UTF-8 bytes buf[start, end), for a sink that can read them without decoding; sources
    * that hold bytes call this instead of line() when it is there. buf is only valid during the call.
    */
-  lineBytes?(buf: Buffer, start: number, end: number, source: string): void;
+  lineBytes?(buf: Buffer, start: number, end: number, source: string, stream?: Stream): void;
   /** A line longer than the limit was dropped without being buffered whole. */
-  oversize(source: string): void;
+  oversize(source: string, stream?: Stream): void;
   /**
    * Every line of the chunk just pushed has been delivered: a sink that counts lineBytes' lines in batches
    * counts the rest now, so what it shows matches what was read.
@@ -17,7 +22,30 @@ export interface LineSink {
    * The source has delivered what it has for now (an ingest body ended): a sink that holds lines back (while
    * it detects their format) counts them.
    */
-  drain?(source: string): void;
+  drain?(source: string, stream?: Stream): void;
+  /** The stream has ended for good (an ingest body): a sink may forget its state. */
+  release?(source: string, stream: Stream): void;
+}
+
+/**
+ * One stream of a source's lines, with its own format detection. `lineage` names what successive streams
+ * continue (a followed path, ingest as a whole): a new generation whose first lines show nothing decisive
+ * is read like the one before it, and a decision is logged again only when it changes along a lineage.
+ */
+export interface Stream {
+  /** Unique among the live streams of a process. */
+  readonly key: string;
+  readonly lineage: string;
+  /** What the log names: the file's path, or "" (an ingest body, stdin). */
+  readonly path: string;
+}
+
+let streams = 0;
+
+/** A new stream of `source`, continuing the lineage of `path` ("" for a source with one lineage). */
+export function newStream(source: string, path = ''): Stream {
+  const lineage = `${source}\u0000${path}`;
+  return { key: `${lineage}\u0000${++streams}`, lineage, path };
 }
 
 export type SourceErrorReason = 'not_found' | 'permission_denied' | 'read_error';

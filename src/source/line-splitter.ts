@@ -1,4 +1,4 @@
-import type { LineSink } from './line-sink.js';
+import type { LineSink, Stream } from './line-sink.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -20,6 +20,8 @@ export class LineSplitter {
     private readonly maxLineBytes: number,
     private readonly sink: LineSink,
     private readonly source: string,
+    /** The stream its lines are (one file generation, one body); undefined: the source is one stream. */
+    readonly stream?: Stream,
   ) {}
 
   get pendingBytes(): number {
@@ -73,7 +75,7 @@ export class LineSplitter {
     if (!fits) {
       this.reset();
       this.isDiscarding = true;
-      this.sink.oversize(this.source);
+      this.sink.oversize(this.source, this.stream);
       return;
     }
     // Copy: callers may reuse their read buffer.
@@ -100,7 +102,7 @@ export class LineSplitter {
   private emitChecked(buf: Buffer, start: number, end: number): void {
     if (end - start > this.maxLineBytes) {
       this.reset();
-      this.sink.oversize(this.source);
+      this.sink.oversize(this.source, this.stream);
       return;
     }
     this.emit(buf, start, end);
@@ -108,8 +110,8 @@ export class LineSplitter {
 
   private emit(buf: Buffer, start: number, end: number): void {
     if (end <= start) return;
-    if (this.sink.lineBytes !== undefined) this.sink.lineBytes(buf, start, end, this.source);
-    else this.sink.line(buf.toString('utf8', start, end), this.source);
+    if (this.sink.lineBytes !== undefined) this.sink.lineBytes(buf, start, end, this.source, this.stream);
+    else this.sink.line(buf.toString('utf8', start, end), this.source, this.stream);
   }
 
   private reset(): void {
