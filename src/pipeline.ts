@@ -10,7 +10,7 @@ import type { Evidence } from './record/detect-preset.js';
 import type { WatchOutcome } from './record/input-watch.js';
 import type { PresetName } from './record/presets.js';
 import { TOO_LONG, type ParseResult, type RecordParser } from './record/parse-record.js';
-import { candidateFor, SourceInputs, type HeldLines, type InputEvents, type SourceInput } from './record/source-inputs.js';
+import { candidateFor, headerless, lacksTokens, SourceInputs, type HeldLines, type InputEvents, type SourceInput } from './record/source-inputs.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
 import type { LineSink, Stream } from './source/line-sink.js';
@@ -163,6 +163,11 @@ export class Pipeline implements LineSink {
       return;
     }
     const parsed = parser.parse(text);
+    const tokens = src.tokens;
+    if (tokens !== undefined && headerless(parsed) && tokens.every((t) => !text.includes(t.toString()))) {
+      this.inputs.recheck(src, text);
+      return;
+    }
     if (src.watch !== undefined) this.inputs.seen(src, parsed, text);
     this.add(parsed, src);
   }
@@ -184,6 +189,13 @@ export class Pipeline implements LineSink {
       }
     }
     const parsed = parser.parseBytes(buf, start, end) ?? parser.parse(buf.toString('utf8', start, end));
+    // A line with no wanted header and none of the preset's keys may be another gateway's (detect again).
+    const tokens = src.tokens;
+    if (tokens !== undefined && headerless(parsed) && lacksTokens(buf, start, end, tokens)) {
+      this.chunkEnd();
+      this.inputs.recheck(src, buf.toString('utf8', start, end));
+      return;
+    }
     if (src.watch !== undefined) {
       this.inputs.seen(src, parsed, parsed.ok ? undefined : buf.toString('utf8', start, end));
       this.add(parsed, src);

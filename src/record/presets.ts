@@ -147,6 +147,21 @@ export const SIGNATURES: Record<PresetName, (obj: Readonly<Record<string, unknow
   'traefik-json': (o) => keysIn(o, ['StartUTC', 'Duration', 'DownstreamStatus', 'RouterName', 'OriginStatus']),
 };
 
+/**
+ * Top-level keys a line of each preset's gateway always has, quoted as they appear in its bytes: a decided
+ * stream's line with no wanted header and none of these is looked at again (a probe of another gateway's
+ * log after a rotation, or stdin carrying another file), without parsing it twice when it has one.
+ */
+export const SIGNATURE_TOKENS: Record<PresetName, readonly string[]> = {
+  default: ['"latency_ms"'],
+  'nginx-json': ['"request_time"', '"upstream_response_time"', '"time_iso8601"'],
+  'envoy-json': ['"response_code"', '"start_time"', '"route_name"'],
+  'caddy-json': ['"resp_headers"', '"logger"'],
+  'haproxy-json': ['"ta_ms"', '"accept_ts"'],
+  'kong-json': ['"latencies"', '"started_at"'],
+  'traefik-json': ['"Duration"', '"DownstreamStatus"', '"StartUTC"', '"RouterName"'],
+};
+
 function keysIn(o: Readonly<Record<string, unknown>>, keys: readonly string[]): string[] {
   return keys.filter((k) => k in o);
 }

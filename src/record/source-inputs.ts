@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import { bestReader, PresetDetector, type Candidate, type Evidence } from './detect-preset.js';
 import type { Stream } from '../source/line-sink.js';
 import { InputWatch, type Label, type WatchOutcome } from './input-watch.js';
-import { mappingFor, PRESET_NAMES, type PresetName } from './presets.js';
+import { mappingFor, PRESET_NAMES, SIGNATURE_TOKENS, type PresetName } from './presets.js';
 import { RecordParser, type ParseResult } from './parse-record.js';
 import { textLogFormat, type TextLogFormat } from './text-log-format.js';
 
@@ -62,6 +62,11 @@ export interface SourceInput {
   parser: RecordParser | undefined;
   preset: PresetName | undefined;
   detector: PresetDetector | undefined;
+  /**
+   * With input.preset: auto, once decided: its preset's SIGNATURE_TOKENS as bytes. A line without a
+   * wanted header and without any of them is looked at again (recheck); undefined: never.
+   */
+  tokens: readonly Buffer[] | undefined;
   /** The source's first lines, until what they showed is said (one watch per source, shared by its streams). */
   watch: InputWatch | undefined;
   /** The watch's outcomes, kept after it ends (keepWatchOutcomes). */
@@ -179,6 +184,7 @@ export class SourceInputs<S extends SourceInput> {
       parser: undefined,
       preset: undefined,
       detector: this.configured === undefined ? new PresetDetector(this.candidates()) : undefined,
+      tokens: undefined,
       watch: group.watch,
       outcomes: group.outcomes,
     };
@@ -306,6 +312,30 @@ export class SourceInputs<S extends SourceInput> {
     return out;
   }
 
+  /**
+   * A line of a decided stream with no wanted header and none of its preset's signature keys (a probe of
+   * another gateway's log: the file was rotated into another format, stdin carries another file): the
+   * stream detects again from this line, its decision so far being the `previous` one.
+   */
+  recheck(s: S, text: string): void {
+    const group = this.group(s.name);
+    const before = s.preset;
+    const [parser, tokens] = [s.parser, s.tokens];
+    if (before !== undefined && group.streams.has(s)) this.use(group, before, -1);
+    s.parser = undefined;
+    s.preset = undefined;
+    s.tokens = undefined;
+    const d = (s.detector = new PresetDetector(this.candidates()));
+    this.detecting.add(s);
+    this.detect(s, text);
+    if (s.detector === d && d.held.length === 0 && before !== undefined) {
+      // Every preset skips it alike (garbage): counted, and the stream keeps its preset.
+      [s.parser, s.preset, s.tokens, s.detector] = [parser, before, tokens, undefined];
+      this.detecting.delete(s);
+      if (group.streams.has(s)) this.use(group, before, 1);
+    }
+  }
+
   /** `s` was made of a checkpoint's held lines: the next new stream of its lineage takes it over. */
   restoredStream(s: S): void {
     if (s.detector !== undefined) this.restored.set(s.lineage, s);
@@ -339,6 +369,7 @@ export class SourceInputs<S extends SourceInput> {
     s.parser = this.candidate(preset).parser;
     s.preset = preset;
     s.detector = undefined;
+    s.tokens = this.configured === undefined ? tokenBytes(preset) : undefined;
     this.detecting.delete(s);
     const previous = this.lineagePreset.get(s.lineage);
     this.lineagePreset.delete(s.lineage);
@@ -413,4 +444,28 @@ export class SourceInputs<S extends SourceInput> {
     const mapping = this.candidate(s.preset).mapping;
     for (const label of w.unresolved()) this.events.labelUnresolved?.(s.name, label, mapping[label], w.records);
   }
+}
+
+const TOKENS = new Map<PresetName, readonly Buffer[]>();
+
+function tokenBytes(preset: PresetName): readonly Buffer[] {
+  let t = TOKENS.get(preset);
+  if (t === undefined) TOKENS.set(preset, (t = SIGNATURE_TOKENS[preset].map((k) => Buffer.from(k))));
+  return t;
+}
+
+/** A record without any wanted header (a probe, a request that never reached a Zero-Plane upstream). */
+export function headerless(parsed: ParseResult): boolean {
+  if (!parsed.ok) return parsed.reason === 'missing_latency';
+  const r = parsed.record;
+  for (const _ in r.responseHeaders) return false;
+  if (r.requestHeaders !== undefined) for (const _ in r.requestHeaders) return false;
+  return true;
+}
+
+/** Whether buf[start, end) holds none of `tokens`. */
+export function lacksTokens(buf: Buffer, start: number, end: number, tokens: readonly Buffer[]): boolean {
+  const line = buf.subarray(start, end);
+  for (const t of tokens) if (line.indexOf(t) !== -1) return false;
+  return true;
 }
