@@ -63,6 +63,8 @@ const INVALID_JSON: ParseResult = { ok: false, reason: 'invalid_json' };
 export class PresetDetector {
   /** Held lines, in arrival order. */
   readonly held: string[] = [];
+  /** Per held line: bit i set when candidate i reads it and it shows that candidate's signature. */
+  readonly heldSigned: number[] = [];
   /** Clock time of the first line held (for the timed decision in `serve`), undefined when none is. */
   heldSince: number | undefined;
   private heldBytes = 0;
@@ -108,15 +110,18 @@ export class PresetDetector {
       const c = this.candidates[decisive] as Candidate;
       return { kind: 'decided', preset: c.preset, evidence: { basis: 'evidence', signature: signatures[decisive] as string[], header, held: this.held.length } };
     }
+    let signed = 0;
     results.forEach((r, i) => {
       if (!r.ok) return;
       this.reads[i] = (this.reads[i] as number) + 1;
       const keys = signatures[i] as string[];
       if (keys.length === 0) return;
+      signed |= 1 << i;
       this.signatureReads[i] = (this.signatureReads[i] as number) + 1;
       for (const k of keys) (this.signatureKeys[i] as Set<string>).add(k);
     });
     this.held.push(text);
+    this.heldSigned.push(signed);
     this.heldBytes += text.length;
     this.heldSince ??= now;
     return { kind: 'held' };
@@ -149,6 +154,12 @@ export class PresetDetector {
       evidence: { basis, signature: [...(this.signatureKeys[i] as Set<string>)], header: undefined, held, ...(candidates === undefined ? {} : { candidates }) },
     });
     if (pool.length === 1) return pick(pool[0] as number, signed.length > 0 ? 'signature' : 'latency');
+    // Several structures, but each line shows one (a stream carrying two gateways' probes, stdin after a
+    // rotation): each line is read by its own (readerOf), and the stream goes on as its latest line's.
+    if (signed.length > 1 && this.heldSigned.every((m) => (m & (m - 1)) === 0)) {
+      const last = [...this.heldSigned].reverse().find((m) => m !== 0) as number;
+      return pick(31 - Math.clz32(last), 'signature');
+    }
     const prev = pool.find((i) => this.candidates[i]?.preset === previous);
     if (prev !== undefined) return pick(prev, 'previous');
     const counts = signed.length > 0 ? this.signatureReads : this.reads;
@@ -157,8 +168,21 @@ export class PresetDetector {
     return pick(best, 'ambiguous', pool.map((i) => (this.candidates[i] as Candidate).preset));
   }
 
+  /**
+   * The candidate that reads held line `i` when the stream is decided as `chosen`: `chosen`, unless the
+   * line shows exactly one other preset's structure and not the chosen one's (another gateway's probe held
+   * before this stream's first decisive line): then that one, so each part is read with its own preset.
+   */
+  readerOf(i: number, chosen: PresetName): Candidate {
+    const c = this.candidates.findIndex((x) => x.preset === chosen);
+    const m = this.heldSigned[i] ?? 0;
+    if (m === 0 || (m & (1 << c)) !== 0 || (m & (m - 1)) !== 0) return this.candidates[c] as Candidate;
+    return this.candidates[31 - Math.clz32(m)] as Candidate;
+  }
+
   /** The held lines, handed over and forgotten: the detector starts afresh. */
   take(): string[] {
+    this.heldSigned.length = 0;
     const lines = this.held.splice(0);
     this.heldSince = undefined;
     this.heldBytes = 0;

@@ -365,7 +365,8 @@ export class SourceInputs<S extends SourceInput> {
 
   /** From now on `s` is read with `preset`; its held lines are counted first, in their order. */
   private decide(s: S, preset: PresetName, evidence: Evidence): void {
-    const held = s.detector?.held ?? [];
+    const detector = s.detector;
+    const held = detector?.held ?? [];
     s.parser = this.candidate(preset).parser;
     s.preset = preset;
     s.detector = undefined;
@@ -382,7 +383,15 @@ export class SourceInputs<S extends SourceInput> {
       const how = evidence.basis === 'configured' ? 'configured' : 'detected';
       this.events.decided?.(s.name, preset, how, { ...evidence, path: s.path, previous: previous === preset ? undefined : previous });
     }
-    for (const text of held) this.read(s, text);
+    held.forEach((text, i) => {
+      const reader = detector?.readerOf(i, preset);
+      if (reader === undefined || reader.preset === preset) this.read(s, text);
+      else {
+        const parsed = reader.parser.parse(text);
+        if (s.watch !== undefined) this.seen(s, parsed, text);
+        this.opts.count(s, parsed);
+      }
+    });
   }
 
   /** Counts a stream of `group` starting (1) or ending (-1) being read with `preset`, for input_info. */
