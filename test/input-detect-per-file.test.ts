@@ -5,7 +5,10 @@
 // the counts of reading each file with its own preset given. Lines go through the line splitter (the bytes
 // path serve reads files with), cut into chunks anywhere.
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startServe, type RunningServer } from '../src/cli/serve-command.js';
+import { configSchema } from '../src/config/schema.js';
+import { createLogger } from '../src/server/logger.js';
 import { parseConfig } from '../src/config/load.js';
 import { defaultConfig } from '../src/config/schema.js';
 import { feedLines } from '../src/ingest/feed-lines.js';
@@ -141,4 +144,60 @@ describe('two gateways, probes anywhere: exactly the counts of each read with it
       RUNS,
     );
   });
+});
+
+describe('serve\'s HTTP ingest, for real: POST bodies of two gateways in any order', () => {
+  let server: RunningServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('each body read with its own preset: the responses and /metrics give the counts of each file read with its preset', async () => {
+    const s = (server = await startServe(configSchema.parse({ web: { listenAddress: '127.0.0.1:0' }, ingest: { enabled: true } }), createLogger('error', () => {})));
+    const requests = (text: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('zero_plane_requests_total{'))
+        .map((l) => l.split(' '))
+        .filter(([, v]) => v !== '0')
+        .map(([k, v]) => `${k} ${v}`)
+        .sort();
+    await fc.assert(
+      fc.asyncProperty(twoPresets.chain(([a, b]) => fc.tuple(part(a), part(b))), fc.array(fc.boolean(), { maxLength: 6 }), async ([pa, pb], order) => {
+        const before = new Map(requests(await (await fetch(`${s.url}/metrics`)).text()).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+        const bodies = [pa, pb].map((pt) => [linesOf(pt).slice(0, 30), linesOf(pt).slice(30)].filter((b) => b.length > 0));
+        let accepted = 0;
+        const post = async (lines: string[]) => {
+          const res = await fetch(`${s.url}/api/v1/ingest`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: body(lines) });
+          accepted += ((await res.json()) as { accepted: number }).accepted;
+        };
+        for (const pick of order) {
+          const next = bodies[pick ? 1 : 0]?.shift();
+          if (next !== undefined) await post(next);
+        }
+        for (const rest of bodies) for (const b of rest) await post(b);
+        const want = expected([pa, pb], 'http');
+        const after = requests(await (await fetch(`${s.url}/metrics`)).text());
+        const got = new Map<string, number>();
+        for (const l of after) {
+          const k = l.slice(0, l.lastIndexOf(' '));
+          const v = Number(l.slice(l.lastIndexOf(' ') + 1)) - (before.get(k) ?? 0);
+          if (v !== 0) got.set(k, v);
+        }
+        const wantRequests = [...want].filter(([k]) => k.startsWith('zero_plane_requests_total{')).reduce((n, [, v]) => n + v, 0);
+        expect(accepted).toBe(wantRequests);
+        expect([...got.values()].reduce((n, v) => n + v, 0)).toBe(wantRequests);
+        // By hit and status class, as each file read with its preset says.
+        const byClass = (entries: [string, number][], hitAt: (k: string) => string) => {
+          const out: Record<string, number> = {};
+          for (const [k, v] of entries) out[hitAt(k)] = (out[hitAt(k)] ?? 0) + v;
+          return out;
+        };
+        expect(byClass([...got], (k) => /hit="(\w+)",status_class="(\w+)"/.exec(k)?.slice(1).join(' ') ?? k)).toEqual(
+          byClass([...want].filter(([k]) => k.startsWith('zero_plane_requests_total{')), (k) => k.slice(k.indexOf('{') + 1).split(',').slice(0, 2).join(' ')),
+        );
+      }),
+      { numRuns: 15 },
+    );
+  }, 120_000);
 });
