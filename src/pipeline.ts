@@ -4,7 +4,7 @@ import { mergeMetricsState, metricsState, type MetricsState } from './metrics/me
 import type { Config } from './config/schema.js';
 import { histogramBuckets } from './metrics/buckets.js';
 import { ExporterMetrics } from './metrics/exporter-metrics.js';
-import { GaugeFamily, type HistogramSeries, type SeriesHandle } from './metrics/families.js';
+import { CounterFamily, GaugeFamily, type HistogramSeries, type SeriesHandle } from './metrics/families.js';
 import { OVERFLOW_VALUE } from './metrics/label-limiter.js';
 import type { Evidence } from './record/detect-preset.js';
 import type { WatchOutcome } from './record/input-watch.js';
@@ -109,6 +109,15 @@ export class Pipeline implements LineSink {
    * file, the latest ingest body) is read with now, 0 for one it no longer is.
    */
   readonly inputInfo = new GaugeFamily('zero_plane_exporter_input_info', 'The input presets the source is read with now: 1 per preset in use by its files (input.preset, or detected per file when auto), 0 for one no longer in use.', ['source', 'preset']);
+  /**
+   * zero_plane_exporter_input_decisions_total{source,basis}: each stream's format decision by what it rested
+   * on (detect-preset.ts DecisionBasis); `signature`, `latency` and `ambiguous` were made without a header.
+   */
+  readonly inputDecisions = new CounterFamily(
+    'zero_plane_exporter_input_decisions_total',
+    'Format decisions per stream (a followed file generation, an ingest body, stdin), by basis: evidence (a Zero-Plane header field seen), previous, configured, given; signature, latency or ambiguous when decided without one.',
+    ['source', 'basis'],
+  );
   /** Requests by status code (index), when keepTotals is set: `report` lists the most frequent. */
   readonly statusCodes: number[] | undefined;
   private readonly classifier: SignalClassifier;
@@ -138,6 +147,7 @@ export class Pipeline implements LineSink {
       events,
       count: (src, parsed) => this.add(parsed, src),
       inUse: (source, preset, on) => this.inputInfo.set([source, preset], on ? 1 : 0),
+      decision: (source, basis) => this.inputDecisions.inc([source, basis]),
     });
     this.sources = this.inputs.streams;
     this.metrics = new ExporterMetrics(histogramBuckets(config), config.metrics);

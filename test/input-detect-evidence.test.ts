@@ -59,6 +59,8 @@ describe('probes first, each gateway', () => {
     // The 64 probes reached the bound before the first request: caddy by structure alone, said so.
     expect(decisions.map(([, preset, d]) => [preset, d?.basis])).toEqual([['caddy-json', 'signature']]);
     expect(decisions[0]?.[2]?.signature).toEqual(expect.arrayContaining(['resp_headers', 'logger', 'msg']));
+    // And counted, for an alert to find.
+    expect(p.inputDecisions.entries()).toEqual([[['src', 'signature'], 1]]);
   });
 
   it('serve: one Caddy probe and 2 s of quiet decide caddy-json by structure, never envoy-json', () => {
@@ -97,6 +99,7 @@ describe('ties and bounds', () => {
     const [, , d] = decisions[0] as Decision;
     expect(d).toMatchObject({ basis: 'ambiguous', held: 1 });
     expect(d?.candidates).toEqual(expect.arrayContaining(['default', 'nginx-json']));
+    expect(p.inputDecisions.get(['src', 'ambiguous'])).toBe(1);
     expect(p.metrics.requests.sum()).toBe(1);
   });
 

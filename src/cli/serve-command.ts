@@ -189,6 +189,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     [
       ...pipeline.metrics.families(),
       pipeline.inputInfo,
+      pipeline.inputDecisions,
       ...gauges.families(),
       ...(followerGauges?.families() ?? []),
       ...gate.families(),

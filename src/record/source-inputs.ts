@@ -3,7 +3,7 @@
 // (detect-preset.ts); and what a source's first lines showed (input-watch.ts), said once per source. The
 // pipeline counts the lines; this module decides how to read them and when.
 import type { Config } from '../config/schema.js';
-import { bestReader, PresetDetector, type Candidate, type Evidence } from './detect-preset.js';
+import { bestReader, PresetDetector, type Candidate, type DecisionBasis, type Evidence } from './detect-preset.js';
 import type { Stream } from '../source/line-sink.js';
 import { InputWatch, type Label, type WatchOutcome } from './input-watch.js';
 import { mappingFor, PRESET_NAMES, SIGNATURE_TOKENS, type PresetName } from './presets.js';
@@ -121,6 +121,8 @@ export interface SourceInputsOptions<S extends SourceInput> {
   count(source: S, parsed: ParseResult): void;
   /** `preset` is now (true) or no longer (false) in use by a stream of `source`: input_info. */
   inUse?(source: string, preset: PresetName, on: boolean): void;
+  /** A stream of `source` was decided on `basis` (zero_plane_exporter_input_decisions_total). */
+  decision?(source: string, basis: DecisionBasis): void;
 }
 
 /** One source: its watch, and its streams with the presets they are read with. */
@@ -378,6 +380,7 @@ export class SourceInputs<S extends SourceInput> {
     if (this.lineagePreset.size > MAX_STREAMS) this.lineagePreset.delete(this.lineagePreset.keys().next().value as string);
     const group = this.group(s.name);
     if (group.streams.has(s)) this.use(group, preset, 1);
+    this.opts.decision?.(s.name, evidence.basis);
     const sure = evidence.basis === 'evidence' || evidence.basis === 'previous' || evidence.basis === 'configured' || evidence.basis === 'given';
     if (previous !== preset || !sure) {
       const how = evidence.basis === 'configured' ? 'configured' : 'detected';
