@@ -1,5 +1,5 @@
-import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import { DirectoryIndex } from './directory-index.js';
+import { nodeFs, type FollowerFs, type FollowerHandle } from './follower-fs.js';
 import { OpenFiles, openFilesCap } from './open-files.js';
 import { newStream, type LineSink, type ResumeOutcome, type RotationKind, type SourceErrorReason, type SourceEvents } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
@@ -31,6 +31,8 @@ export interface FollowOptions {
    * RESERVED_DESCRIPTORS stay free below the process's descriptor limit (open-files.ts).
    */
   maxOpenFiles?: number;
+  /** The file-system calls; default Node's. A test slows or stalls them, or rotates files between them. */
+  fs?: FollowerFs;
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 250;
@@ -86,7 +88,8 @@ export class FileFollower {
   private readonly maxReadBytesPerPoll: number;
   private readonly openFiles: OpenFiles;
   /** Where files are by identity, listed once per directory and poll (closed files that moved, a restore). */
-  private readonly index = new DirectoryIndex();
+  private readonly index: DirectoryIndex;
+  private readonly fs: FollowerFs;
   /** The cap was reported (once; again only when EMFILE lowers it). */
   private capReported = false;
   /**
@@ -131,6 +134,8 @@ export class FileFollower {
     private readonly sink: LineSink,
     private readonly events: SourceEvents,
   ) {
+    this.fs = opts.fs ?? nodeFs;
+    this.index = new DirectoryIndex(this.fs);
     this.buf = Buffer.allocUnsafe(opts.readChunkBytes ?? DEFAULT_READ_CHUNK_BYTES);
     this.maxReadBytesPerPoll = opts.maxReadBytesPerPoll ?? DEFAULT_MAX_READ_BYTES_PER_POLL;
     // A closed file is reopened at its path, so only a file the last scan saw there may be closed.
@@ -255,8 +260,8 @@ export class FileFollower {
         await this.resumeFrom(resume);
         this.pendingResume = undefined;
       }
-      const candidates = await expand(this.opts.patterns, this.problem, (pattern) => this.follows((f) => f.source === pattern));
-      const { visible, missing } = await locate(candidates, this.problem);
+      const candidates = await expand(this.opts.patterns, this.problem, (pattern) => this.follows((f) => f.source === pattern), this.fs);
+      const { visible, missing } = await locate(candidates, this.problem, this.fs);
       this.visible = visible;
       for (const f of this.followed.values()) {
         f.floor = f.seenSize;
@@ -310,8 +315,8 @@ export class FileFollower {
     for (const p of r.state.patterns) if (configured.has(p)) this.resumedSources.add(p);
     for (const k of r.state.known) this.known.remember(k.key, k.head, k.offset);
     // What the patterns reach now, to tell which checkpointed files are still followed (problems are the first poll's to report).
-    const candidates = await expand(this.opts.patterns, () => undefined, () => true);
-    this.visible = (await locate(candidates, () => undefined)).visible;
+    const candidates = await expand(this.opts.patterns, () => undefined, () => true, this.fs);
+    this.visible = (await locate(candidates, () => undefined, this.fs)).visible;
     const resumeAs = (e: FilePosition): FilePosition | undefined => {
       if (this.untrusted.has(e.key)) return undefined;
       if (configured.has(e.source)) return e;
@@ -330,7 +335,7 @@ export class FileFollower {
     for (const e of entries) {
       if (this.followed.has(e.key)) continue;
       if (e.state !== 'orphan' && !this.atPath.has(e.path)) this.notePath(e.path, e.key, r.savedAtMs);
-      const found = (await this.openFiles.makeRoom()) ? await findFile(e, this.scratch, this.index) : 'unopenable';
+      const found = (await this.openFiles.makeRoom()) ? await findFile(e, this.scratch, this.index, this.fs) : 'unopenable';
       if (found === 'unopenable') {
         // At its path but not readable now (permissions, or no descriptor to spare): when it can be opened, it resumes from here.
         this.known.remember(e.key, e.head, e.offset);
@@ -342,7 +347,7 @@ export class FileFollower {
         continue;
       }
       const outcome: ResumeOutcome = found.path === e.path ? 'at_path' : 'moved';
-      const f = await resumedFollowed(e, found, r.savedAtMs, this.newSplitter(e.source, e.path));
+      const f = await resumedFollowed(e, found, r.savedAtMs, this.newSplitter(e.source, e.path), this.fs);
       if (await alignResumedOffset(f, e, this.opts.maxLineBytes, this.buf, this.scratch)) {
         this.emit(() => this.events.offsetDistrusted?.(e.source, found.path, e.offset, f.offset));
       }
@@ -414,11 +419,11 @@ export class FileFollower {
   /** Whether a detached file is done with, and how: its path now names another file, or it was deleted. */
   private async detachedEnd(f: Followed): Promise<RotationKind | 'deleted' | undefined> {
     try {
-      const st = await stat(f.path).catch(() => undefined);
+      const st = await this.fs.stat(f.path).catch(() => undefined);
       const fh = f.fh;
       const deleted = fh === undefined ? false : (await fh.stat()).nlink === 0;
       if (st && identity(st) !== f.key) {
-        if ((await lstat(f.path).catch(() => undefined))?.isSymbolicLink()) return 'symlink';
+        if ((await this.fs.lstat(f.path).catch(() => undefined))?.isSymbolicLink()) return 'symlink';
         return deleted ? 'recreate' : 'rename';
       }
       return deleted ? 'deleted' : undefined;
@@ -454,16 +459,16 @@ export class FileFollower {
    * EMFILE/ENFILE means the process holds fewer descriptors than the cap assumed: the cap is lowered to
    * what is open now, and the open tried once more after closing one.
    */
-  private async openCapped(path: string): Promise<FileHandle | undefined> {
+  private async openCapped(path: string): Promise<FollowerHandle | undefined> {
     if (!(await this.makeRoom())) return undefined;
     try {
-      return await open(path, 'r');
+      return await this.fs.open(path);
     } catch (err) {
       if (!isOutOfDescriptors(err)) throw err;
       this.openFiles.lower(this.openFiles.count - 1);
       this.emit(() => this.events.openFilesCapped?.(this.openFiles.cap, 'descriptors_exhausted'));
       if (!(await this.makeRoom())) return undefined;
-      return await open(path, 'r');
+      return await this.fs.open(path);
     }
   }
 
@@ -479,7 +484,7 @@ export class FileFollower {
 
   /** A closed file at its path, opened again if it is still the same file there (the read that follows probes its content). */
   private async reopenAtPath(f: Followed): Promise<'ok' | 'deferred'> {
-    let fh: FileHandle | undefined;
+    let fh: FollowerHandle | undefined;
     try {
       fh = await this.openCapped(f.path);
     } catch (err) {
@@ -501,7 +506,7 @@ export class FileFollower {
   /** A closed file no longer at its path, found again by identity (renamed by a rotation) and opened. */
   private async reopenMoved(f: Followed): Promise<'ok' | 'deferred' | 'gone'> {
     if (!(await this.makeRoom())) return 'deferred';
-    const found = await findFile({ path: f.path, key: f.key, head: f.head, family: f.family, state: f.end === 'orphan' ? 'orphan' : 'detached' }, this.scratch, this.index);
+    const found = await findFile({ path: f.path, key: f.key, head: f.head, family: f.family, state: f.end === 'orphan' ? 'orphan' : 'detached' }, this.scratch, this.index, this.fs);
     if (found === 'unopenable') return 'deferred';
     if (found === undefined) return 'gone';
     f.fh = found.fh;
@@ -510,7 +515,7 @@ export class FileFollower {
   }
 
   private async openNew(seen: string, v: Visible, fromEnd: boolean, checkCopies: boolean, now: number): Promise<void> {
-    let fh: FileHandle | undefined;
+    let fh: FollowerHandle | undefined;
     try {
       fh = await this.openCapped(v.path);
     } catch (err) {
@@ -560,11 +565,19 @@ export class FileFollower {
       return;
     }
     if (key !== seen) {
-      // The file seen at this path a moment ago was rotated away before it could be opened. It was never
-      // read: find it beside the path and follow it from its start; the file now at the path comes next poll.
-      await fh.close().catch(() => undefined);
-      if (!fromEnd) await this.followMoved(seen, v, now);
-      return;
+      if (fromEnd) {
+        await fh.close().catch(() => undefined);
+        return;
+      }
+      // The file seen at this path a moment ago was rotated away (or deleted) before it could be opened. It
+      // was never read: it is found beside the path and followed from its start, first. The file opened is
+      // the one the path names now, and is followed at once, not left to the next poll: by then it may be
+      // rotated away and deleted or compressed, and only the descriptor held now could still drain it.
+      await this.followMoved(seen, v, now);
+      if (this.stopped || this.followed.has(key)) {
+        await fh.close().catch(() => undefined);
+        return;
+      }
     }
     if (!fromEnd && offset === 0) offset = startOffset({ key, head, size }, checkCopies, this.known, this.followed.values());
     const f = newFollowed({
@@ -572,7 +585,7 @@ export class FileFollower {
       path: v.path,
       source: v.source,
       fh,
-      family: await familyOf(v.path),
+      family: await familyOf(v.path, this.fs),
       offset,
       head,
       size,
@@ -608,12 +621,12 @@ export class FileFollower {
 
   /** Follows a file seen at `v.path` and rotated to a sibling before it was opened, as one renamed away. */
   private async followMoved(key: string, v: Visible, now: number): Promise<void> {
-    const family = await familyOf(v.path);
+    const family = await familyOf(v.path, this.fs);
     if (!family) return;
-    const siblings = await probeSiblings(family, '', this.scratch, this.headOfFollowed);
+    const siblings = await probeSiblings(family, '', this.scratch, this.headOfFollowed, this.fs);
     const s = siblings.find((c) => c.key === key);
     if (s === undefined || this.stopped || this.followed.has(key) || !(await this.makeRoom())) return;
-    const opened = await openSibling(s, family, this.scratch);
+    const opened = await openSibling(s, family, this.scratch, this.fs);
     if (opened === undefined) return;
     if (this.stopped || this.followed.has(key)) {
       await opened.fh.close().catch(() => undefined);
@@ -779,7 +792,7 @@ export class FileFollower {
     const oldHead = f.head;
     const oldSplitter = f.splitter;
     f.splitter = this.newSplitter(f.source, f.path);
-    const siblings = f.family ? await probeSiblings(f.family, f.key, this.scratch, this.headOfFollowed) : [];
+    const siblings = f.family ? await probeSiblings(f.family, f.key, this.scratch, this.headOfFollowed, this.fs) : [];
     // Copies of the old content (same start); the longest one holding bytes not read yet fills the gap.
     const copies = siblings.filter((s) => isCopyOf(s, oldHead));
     const copy = gapSource(copies, f.offset);
@@ -822,14 +835,14 @@ export class FileFollower {
     const head = keep(p.head);
     // Set only for a file with a family (restart).
     const family = f.family as Family;
-    const siblings = await probeSiblings(family, f.key, this.scratch, this.headOfFollowed);
+    const siblings = await probeSiblings(family, f.key, this.scratch, this.headOfFollowed, this.fs);
     await this.readGenerations(afterTruncation(f, family, emptied, head), 'copytruncate-recovered', siblings);
     accept(f, { ...p, head });
   }
 
   /** A new file at a path that named another one: read the generations rotated away in between, unseen. */
   private async recoverGenerations(scan: GenerationScan, kind: RotationKind): Promise<void> {
-    const siblings = await probeSiblings(scan.family, '', this.scratch, this.headOfFollowed);
+    const siblings = await probeSiblings(scan.family, '', this.scratch, this.headOfFollowed, this.fs);
     await this.readGenerations(scan, kind, siblings);
   }
 
@@ -865,7 +878,7 @@ export class FileFollower {
       await this.readFile(existing);
       return true;
     }
-    const opened = (await this.makeRoom()) ? await openSibling(s, family, this.scratch) : undefined;
+    const opened = (await this.makeRoom()) ? await openSibling(s, family, this.scratch, this.fs) : undefined;
     if (opened === undefined) {
       this.flush(splitter, source, path);
       return false;

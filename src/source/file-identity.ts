@@ -2,7 +2,7 @@
 // content. Inodes get reused (a deleted log's inode often goes to the next file created), and a file
 // can be truncated and rewritten in place, so the inode alone is not enough.
 import type { Stats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import type { FollowerHandle } from './follower-fs.js';
 
 /** How much of a file's start is compared: the fingerprint is its first min(size, 1 KiB) bytes. */
 export const FINGERPRINT_BYTES = 1024;
@@ -12,7 +12,7 @@ export function identity(st: Pick<Stats, 'dev' | 'ino'>): string {
 }
 
 /** Reads the first min(size, FINGERPRINT_BYTES) bytes into `into` (at least that long); returns them as a view of it. */
-export async function readHead(fh: FileHandle, into: Buffer): Promise<Buffer> {
+export async function readHead(fh: FollowerHandle, into: Buffer): Promise<Buffer> {
   let len = 0;
   while (len < FINGERPRINT_BYTES) {
     const { bytesRead } = await fh.read(into, len, FINGERPRINT_BYTES - len, len);

@@ -1,6 +1,6 @@
 // One file the follower has open: which file it is, how far it was read, and where it stands in a rotation.
-import type { FileHandle } from 'node:fs/promises';
 import { keep, sameStart } from './file-identity.js';
+import type { FollowerHandle } from './follower-fs.js';
 import type { RotationKind } from './line-sink.js';
 import type { LineSplitter } from './line-splitter.js';
 import type { Family } from './rotation-family.js';
@@ -21,7 +21,7 @@ export interface Followed {
   /** Latest path it was seen under. */
   path: string;
   readonly source: string;
-  fh: FileHandle | undefined;
+  fh: FollowerHandle | undefined;
   /** When bytes were last read from it (or it was opened), in the follower's own count: the least recent is closed first. */
   lastActive: number;
   /** Where its rotated copies and generations are looked for; none for orphans. */
@@ -56,7 +56,7 @@ export function newFollowed(init: {
   key: string;
   path: string;
   source: string;
-  fh: FileHandle;
+  fh: FollowerHandle;
   family: Family | undefined;
   offset: number;
   head: Buffer;

@@ -1,7 +1,7 @@
 // Resuming from a checkpoint: what it keeps of each followed file, and finding those files again after a restart.
-import { open, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { identity, keep, readHead, sameStart } from './file-identity.js';
+import { nodeFs, type FollowerFs, type FollowerHandle } from './follower-fs.js';
 import { newFollowed, type Followed } from './followed-file.js';
 import type { LineSplitter } from './line-splitter.js';
 import type { DirectoryIndex } from './directory-index.js';
@@ -95,7 +95,7 @@ export function filesToResume(state: FollowerState, resumeAs: (e: FilePosition) 
 
 /** A checkpoint entry's file found again. */
 export interface Reopened {
-  fh: FileHandle;
+  fh: FollowerHandle;
   path: string;
 }
 
@@ -109,10 +109,15 @@ export type Whereabouts = Pick<FilePosition, 'path' | 'key' | 'head' | 'family'>
  * truncated in place and then renamed (copytruncate, then a rename rotation); the first read handles it
  * as a truncation, recovering from the copy what was not read. 'unopenable': at its path but not readable.
  */
-export async function findFile(e: Whereabouts, scratch: Buffer, index: DirectoryIndex): Promise<Reopened | 'unopenable' | undefined> {
-  const here = await stat(e.path).catch(() => undefined);
+export async function findFile(
+  e: Whereabouts,
+  scratch: Buffer,
+  index: DirectoryIndex,
+  fs: FollowerFs = nodeFs,
+): Promise<Reopened | 'unopenable' | undefined> {
+  const here = await fs.stat(e.path).catch(() => undefined);
   if (here?.isFile() && identity(here) === e.key) {
-    const fh = await open(e.path, 'r').catch(() => undefined);
+    const fh = await fs.open(e.path).catch(() => undefined);
     if (fh === undefined) return 'unopenable';
     const now = await fh.stat().catch(() => undefined);
     if (now !== undefined && identity(now) === e.key) return { fh, path: e.path };
@@ -124,7 +129,7 @@ export async function findFile(e: Whereabouts, scratch: Buffer, index: Directory
   for (const dir of dirs) {
     for (const path of await index.pathsOf(dir, e.key)) {
       if (path === e.path) continue;
-      const fh = await open(path, 'r').catch(() => undefined);
+      const fh = await fs.open(path).catch(() => undefined);
       if (fh === undefined) continue;
       try {
         const now = await fh.stat();
@@ -147,13 +152,13 @@ export async function findFile(e: Whereabouts, scratch: Buffer, index: Directory
 }
 
 /** A checkpoint entry's file, found again, followed on from its checkpointed offset. */
-export async function resumedFollowed(e: FilePosition, found: Reopened, savedAtMs: number, splitter: LineSplitter): Promise<Followed> {
+export async function resumedFollowed(e: FilePosition, found: Reopened, savedAtMs: number, splitter: LineSplitter, fs: FollowerFs = nodeFs): Promise<Followed> {
   const f = newFollowed({
     key: e.key,
     path: e.state === 'orphan' ? found.path : e.path,
     source: e.source,
     fh: found.fh,
-    family: e.state === 'orphan' ? undefined : (e.family ?? (await familyOf(e.path)) ?? { dir: dirname(e.path), base: basename(e.path) }),
+    family: e.state === 'orphan' ? undefined : (e.family ?? (await familyOf(e.path, fs)) ?? { dir: dirname(e.path), base: basename(e.path) }),
     offset: e.offset,
     head: keep(e.head),
     size: Math.max(e.seenSize, e.offset),

@@ -1,5 +1,5 @@
 // Where to begin reading inside a file (from its end, past a catch-up cap) so the first line delivered is whole.
-import type { FileHandle } from 'node:fs/promises';
+import type { FollowerHandle } from './follower-fs.js';
 
 const LF = 0x0a;
 
@@ -7,7 +7,7 @@ const LF = 0x0a;
  * The first line start at or after `target` (0, or just past a `\n`), looked for before `limit`; undefined
  * when there is none there.
  */
-export async function nextLineStart(fh: FileHandle, target: number, limit: number, buf: Buffer): Promise<number | undefined> {
+export async function nextLineStart(fh: FollowerHandle, target: number, limit: number, buf: Buffer): Promise<number | undefined> {
   if (target <= 0) return 0;
   // The byte before the target: a `\n` there makes the target itself a line start.
   let pos = target - 1;
@@ -26,7 +26,7 @@ export async function nextLineStart(fh: FileHandle, target: number, limit: numbe
  * "the end" delivers that line whole instead of a fragment. A tail already
  * longer than the line limit starts just past the limit, so it is reported as oversize.
  */
-export async function startOfLastLine(fh: FileHandle, size: number, maxLineBytes: number, buf: Buffer): Promise<number> {
+export async function startOfLastLine(fh: FollowerHandle, size: number, maxLineBytes: number, buf: Buffer): Promise<number> {
   const floor = Math.max(0, size - (maxLineBytes + 2));
   let end = size;
   while (end > floor) {

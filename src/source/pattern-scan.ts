@@ -1,11 +1,11 @@
 // Which regular files the follower's patterns name this poll: globs expanded, paths stat'ed, problems reported.
 import type { Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import fg from 'fast-glob';
 import type { SourceErrorReason } from './line-sink.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { identity } from './file-identity.js';
 import { fileKind } from './file-kind.js';
+import { nodeFs, type FollowerFs } from './follower-fs.js';
 
 /** What to give instead of a path that is not a regular file: a pipe's lines go to stdin, a directory wants a glob. */
 const NOT_A_FILE_FIX = (st: Stats): string =>
@@ -46,7 +46,12 @@ export interface Visible {
  * Expands the patterns into paths; a path is claimed by the first pattern that yields it. A glob that
  * matches nothing is a problem unless a file of it is still followed.
  */
-export async function expand(patterns: string[], problem: ReportProblem, stillFollowed: (pattern: string) => boolean): Promise<Map<string, Candidate>> {
+export async function expand(
+  patterns: string[],
+  problem: ReportProblem,
+  stillFollowed: (pattern: string) => boolean,
+  fs: FollowerFs = nodeFs,
+): Promise<Map<string, Candidate>> {
   const candidates = new Map<string, Candidate>();
   for (const pattern of patterns) {
     if (!fg.isDynamicPattern(pattern)) {
@@ -55,7 +60,7 @@ export async function expand(patterns: string[], problem: ReportProblem, stillFo
     }
     let paths: string[];
     try {
-      paths = await fg(pattern, GLOB_OPTIONS);
+      paths = await fs.glob(pattern, GLOB_OPTIONS);
     } catch (err) {
       problem(`pattern:${pattern}`, pattern, fsErrorReason(err), `${pattern}: ${errorMessage(err)}`);
       continue;
@@ -78,13 +83,14 @@ export async function expand(patterns: string[], problem: ReportProblem, stillFo
 export async function locate(
   candidates: Map<string, Candidate>,
   problem: ReportProblem,
+  fs: FollowerFs = nodeFs,
 ): Promise<{ visible: Map<string, Visible>; missing: Array<Candidate & { detail: string }> }> {
   const visible = new Map<string, Visible>();
   const missing: Array<Candidate & { detail: string }> = [];
   for (const c of candidates.values()) {
     let st: Stats;
     try {
-      st = await stat(c.path);
+      st = await fs.stat(c.path);
     } catch (err) {
       const reason = fsErrorReason(err);
       // A glob match gone since listing is not a problem.

@@ -1,8 +1,8 @@
 // Where a followed file's rotated copies and generations live: the files in its directory named after it.
 // Looked at only when a rotation is seen, to recover what rotation moved out of the followed path.
-import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { identity, keep, readHead, sameStart } from './file-identity.js';
+import { nodeFs, type FollowerFs, type FollowerHandle } from './follower-fs.js';
 
 /** A followed file's real directory and name (a symlink's target, not the link). */
 export interface Family {
@@ -10,9 +10,9 @@ export interface Family {
   base: string;
 }
 
-export async function familyOf(path: string): Promise<Family | undefined> {
+export async function familyOf(path: string, fs: FollowerFs = nodeFs): Promise<Family | undefined> {
   try {
-    const real = await realpath(path);
+    const real = await fs.realpath(path);
     return { dir: dirname(real), base: basename(real) };
   } catch {
     return undefined;
@@ -46,6 +46,8 @@ export interface Sibling {
   size: number;
   mtimeMs: number;
   head: Buffer;
+  /** Other names the walk found it under (a shift moved it while the directory was walked). */
+  alsoAt?: string[];
 }
 
 /** Probes of a family that a rotation running meanwhile changed are done again, this many times at most. */
@@ -64,23 +66,24 @@ export async function probeSiblings(
   exceptKey: string,
   scratch: Buffer,
   knownHead: (key: string) => Buffer | undefined = () => undefined,
+  fs: FollowerFs = nodeFs,
 ): Promise<Sibling[]> {
   let out: Sibling[] = [];
   for (let attempt = 0; attempt < PROBE_ATTEMPTS; attempt++) {
-    const walk = await walkFamily(family, exceptKey, scratch, knownHead);
+    const walk = await walkFamily(family, exceptKey, scratch, knownHead, fs);
     out = walk.siblings;
-    if (sameListing(walk.seen, await listFamily(family))) break;
+    if (sameListing(walk.seen, await listFamily(family, fs))) break;
   }
   return out;
 }
 
 /** Copy names of the family → identity, as a stat sees them now. */
-async function listFamily(family: Family): Promise<Map<string, string>> {
+async function listFamily(family: Family, fs: FollowerFs): Promise<Map<string, string>> {
   const seen = new Map<string, string>();
-  const names = await readdir(family.dir).catch(() => [] as string[]);
+  const names = await fs.readdir(family.dir).catch(() => [] as string[]);
   for (const name of names) {
     if (!isCopyName(name, family.base)) continue;
-    const st = await stat(join(family.dir, name)).catch(() => undefined);
+    const st = await fs.stat(join(family.dir, name)).catch(() => undefined);
     if (st?.isFile()) seen.set(name, identity(st));
   }
   return seen;
@@ -97,63 +100,133 @@ async function walkFamily(
   exceptKey: string,
   scratch: Buffer,
   knownHead: (key: string) => Buffer | undefined,
+  fs: FollowerFs,
 ): Promise<{ siblings: Sibling[]; seen: Map<string, string> }> {
   const seen = new Map<string, string>();
   const out: Sibling[] = [];
-  const names = await readdir(family.dir).catch(() => [] as string[]);
-  for (const name of names.sort()) {
-    if (!isCopyName(name, family.base)) continue;
+  const seenAgain = (key: string, name: string): boolean => {
+    const o = out.find((x) => x.key === key);
+    if (o !== undefined && o.name !== name) (o.alsoAt ??= []).push(name);
+    return o !== undefined;
+  };
+  const visit = async (name: string): Promise<boolean> => {
     const path = join(family.dir, name);
     // stat first: opening a FIFO for reading would block until it has a writer.
-    const st = await stat(path).catch(() => undefined);
-    if (st === undefined || !st.isFile()) continue;
+    const st = await fs.stat(path).catch(() => undefined);
+    if (st === undefined || !st.isFile()) return st !== undefined;
     const key = identity(st);
     seen.set(name, key);
-    // The same file under two names (renamed while the directory is walked): seen once only.
-    if (key === exceptKey || out.some((o) => o.key === key)) continue;
+    // The same file under two names (renamed while the directory is walked): seen once, at its first (lowest) name.
+    if (key === exceptKey || seenAgain(key, name)) return true;
     const head = knownHead(key);
     if (head !== undefined) {
       out.push({ path, name, key, size: st.size, mtimeMs: st.mtimeMs, head });
-      continue;
+      return true;
     }
-    const fh = await open(path, 'r').catch(() => undefined);
-    if (fh === undefined) continue;
+    const fh = await fs.open(path).catch(() => undefined);
+    if (fh === undefined) return true;
     try {
       const now = await fh.stat();
-      if (identity(now) !== key) continue;
-      out.push({ path, name, key, size: now.size, mtimeMs: now.mtimeMs, head: keep(await readHead(fh, scratch)) });
+      // Another file shifted into this name since the stat: that one is taken, as the name holds it now
+      // (skipping it would lose it: it may have moved past the names already walked).
+      const nowKey = identity(now);
+      if (nowKey !== key) {
+        seen.set(name, nowKey);
+        if (nowKey === exceptKey || seenAgain(nowKey, name)) return true;
+      }
+      out.push({ path, name, key: nowKey, size: now.size, mtimeMs: now.mtimeMs, head: keep(await readHead(fh, scratch)) });
     } catch {
       // Gone or unreadable meanwhile: not a sibling this time.
     } finally {
       await fh.close().catch(() => undefined);
     }
+    return true;
+  };
+  const names = (await fs.readdir(family.dir).catch(() => [] as string[])).filter((name) => isCopyName(name, family.base));
+  // Numbered names are walked by number, NAME.1 up to the highest listed, each looked at by its name (a
+  // listing taken while a rename runs may miss the name being renamed to), then on past the highest until
+  // one is missing: a shift during the walk moves the oldest past the names listed. So no file escapes
+  // the walk by moving up (see walkOrder).
+  const tops = new Map<string, { name: string; k: number }>();
+  const others: string[] = [];
+  for (const name of names) {
+    const k = numberedIndex(name, family.base);
+    if (k === undefined) {
+      others.push(name);
+      continue;
+    }
+    const scheme = numberedName(name, family.base, 0);
+    const top = tops.get(scheme);
+    if (top === undefined || k > top.k) tops.set(scheme, { name, k });
   }
+  for (const top of tops.values()) {
+    for (let k = 1; k <= MAX_NUMBERED_INDEX; k++) {
+      const name = numberedName(top.name, family.base, k);
+      if (!(await visit(name)) && k > top.k) break;
+    }
+  }
+  for (const name of others.sort()) await visit(name);
   return { siblings: out, seen };
+}
+
+/**
+ * The order a family is walked in: numbered names by rising number (`NAME.2` before `NAME.10`), then the
+ * others by name. A numbered shift only moves files to higher numbers, so a walk by rising number sees
+ * every file once at least, however many shifts run while it walks (a file cannot move past the walk
+ * without being seen), and sees newer generations at lower numbers than older ones. By plain name order
+ * (`NAME.1`, `NAME.10`, …, `NAME.2`, …, `NAME.9`), a shift during the walk can carry `NAME.9` to `NAME.10`
+ * after `NAME.10` was walked: a generation never read, and never counted lost.
+ */
+export function walkOrder(names: string[], base: string): string[] {
+  const keyed = names.map((name) => ({ name, k: numberedIndex(name, base) }));
+  keyed.sort((a, b) => {
+    if (a.k !== undefined && b.k !== undefined && a.k !== b.k) return a.k - b.k;
+    if (a.k !== undefined && b.k === undefined) return -1;
+    if (a.k === undefined && b.k !== undefined) return 1;
+    return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  });
+  return keyed.map((x) => x.name);
 }
 
 /**
  * Opens a probed sibling to read it: at its path if it is still there, else wherever a rotation shifting
  * the family moved it since (found by identity and fingerprint). Undefined when it is gone.
  */
-export async function openSibling(s: Sibling, family: Family | undefined, scratch: Buffer): Promise<{ fh: FileHandle; path: string } | undefined> {
-  const at = await openIfSame(s.path, s.key, s.head, scratch);
+export async function openSibling(
+  s: Sibling,
+  family: Family | undefined,
+  scratch: Buffer,
+  fs: FollowerFs = nodeFs,
+): Promise<{ fh: FollowerHandle; path: string } | undefined> {
+  const at = await openIfSame(s.path, s.key, s.head, scratch, fs);
   if (at !== undefined) return { fh: at, path: s.path };
   const dir = family?.dir ?? dirname(s.path);
-  const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names.sort()) {
+  const base = family?.base ?? basename(s.path);
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  // By rising number and on past the names listed (see walkOrder): a shift running meanwhile cannot carry it past the search.
+  let top: { name: string; k: number } | undefined;
+  for (const name of walkOrder(names, base)) {
+    const k = numberedIndex(name, base);
+    if (k !== undefined && (top === undefined || k > top.k)) top = { name, k };
     const path = join(dir, name);
     if (path === s.path) continue;
-    const fh = await openIfSame(path, s.key, s.head, scratch);
+    const fh = await openIfSame(path, s.key, s.head, scratch, fs);
+    if (fh !== undefined) return { fh, path };
+  }
+  for (let k = (top?.k ?? 0) + 1; top !== undefined && k <= MAX_NUMBERED_INDEX; k++) {
+    const path = join(dir, numberedName(top.name, base, k));
+    if ((await fs.stat(path).catch(() => undefined)) === undefined) break;
+    const fh = await openIfSame(path, s.key, s.head, scratch, fs);
     if (fh !== undefined) return { fh, path };
   }
   return undefined;
 }
 
 /** The file at `path` opened, if it is a regular file with this identity and starts with `head`. */
-async function openIfSame(path: string, key: string, head: Buffer, scratch: Buffer): Promise<FileHandle | undefined> {
-  const st = await stat(path).catch(() => undefined);
+async function openIfSame(path: string, key: string, head: Buffer, scratch: Buffer, fs: FollowerFs): Promise<FollowerHandle | undefined> {
+  const st = await fs.stat(path).catch(() => undefined);
   if (st === undefined || !st.isFile() || identity(st) !== key) return undefined;
-  const fh = await open(path, 'r').catch(() => undefined);
+  const fh = await fs.open(path).catch(() => undefined);
   if (fh === undefined) return undefined;
   try {
     if (identity(await fh.stat()) === key && sameStart(await readHead(fh, scratch), head)) return fh;
@@ -189,6 +262,7 @@ const ROTATION_SUFFIX = /^[.\-_]\d+(?:[.\-_T:]?\d+)*$/;
 
 /** Numbered schemes (`NAME.1`, `NAME.2`, …) count up from 1 with the age: one run of at most 4 digits. */
 const MAX_NUMBERED_DIGITS = 4;
+const MAX_NUMBERED_INDEX = 9999;
 
 /** A numbered scheme's index of a generation name (`app.log.3` → 3), or undefined for another scheme. */
 export function numberedIndex(name: string, base: string): number | undefined {

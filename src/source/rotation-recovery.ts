@@ -139,7 +139,9 @@ export function generationsToRead(
   let lost = 0;
   if (top !== undefined) {
     for (let k = 1; k < top; k++) {
-      const s = siblings.find((c) => c.name === numberedName(anchor.name, base, k));
+      // A file seen twice by a walk that a shift ran through is found under either name.
+      const name = numberedName(anchor.name, base, k);
+      const s = siblings.find((c) => c.name === name || c.alsoAt?.includes(name) === true);
       if (s === undefined || (s.size > 0 && looksBinary(s.head))) lost++;
     }
   }

@@ -1,0 +1,102 @@
+// One run of the starvation harness: a follower polled on demand, a RotationWorld whose writer and rotator
+// act at seeded points among the follower's file-system calls, then a quiet end, and the audit.
+import { FileFollower } from '../../src/source/file-follower.js';
+import { RotationWorld, type RotationScheme } from './rotation-world.js';
+import { SeqSink } from './sequence-log.js';
+import { StarvedFs, seeded, type FsCall } from './starved-fs.js';
+
+export interface StarveOptions {
+  scheme: RotationScheme;
+  seed: number;
+  /** Polls with faults. */
+  polls?: number;
+  /** Chance that the world acts before any one call of the follower. */
+  pAct?: number;
+  /** Numbered schemes: generations kept (`rotate N`). */
+  keep?: number;
+  /** Each rename of a rotation is a step of its own (the follower sees half-shifted directories). */
+  stepwise?: boolean;
+  /** Acts of the world inside one poll, at most. */
+  maxActsPerPoll?: number;
+  /** Called with each step, for finding out what a failing seed does. */
+  trace?: (line: string) => void;
+}
+
+export interface StarveResult {
+  sink: SeqSink;
+  world: RotationWorld;
+  missing: number[];
+  duplicated: number[];
+  /** Missing lines that were not in a file that vanished before the follower held it. */
+  unexcused: number[];
+  unrecovered: number;
+}
+
+export async function starve(dir: string, o: StarveOptions): Promise<StarveResult> {
+  const rng = seeded(o.seed);
+  const fs = new StarvedFs();
+  const world = new RotationWorld(dir, o.scheme, (key) => fs.holds(key), o.keep, o.stepwise ?? false);
+  const sink = new SeqSink();
+  const pAct = o.pAct ?? 0.15;
+  const trace = o.trace;
+  const act = (): void => {
+    const r = rng();
+    if (r < 0.45) {
+      const n = 1 + Math.floor(rng() * 20);
+      trace?.(`  write ${world.next}..${world.next + n - 1}`);
+      world.write(n);
+    } else if (world.inFlight && r < 0.85) {
+      world.step();
+      trace?.(`  rotation step, at path #${world.keyAtPath()}`);
+    } else if (r < 0.7) {
+      const before = world.next;
+      const can = world.canRotate;
+      world.rotate();
+      trace?.(`  rotate (${can ? 'done' : 'not yet'}${world.next > before ? `, wrote ${before}..${world.next - 1}` : ''}) now at path #${world.keyAtPath()}`);
+    } else {
+      world.reopen();
+      trace?.(`  reopen, at path #${world.keyAtPath()}`);
+    }
+  };
+  // Acts per poll are bounded, so a poll always ends (the world cannot outrun the follower forever).
+  const maxActs = o.maxActsPerPoll ?? 40;
+  let acts = 0;
+  let faults = false;
+  fs.before = (call: FsCall) => {
+    trace?.(`${call.op} ${call.path.slice(dir.length + 1)}${call.key === undefined ? '' : ` #${call.key.split(':')[1]}`}`);
+    if (faults && acts < maxActs && rng() < pAct) {
+      acts++;
+      act();
+    }
+  };
+  world.write(5);
+  const follower = new FileFollower({ patterns: [world.path], maxLineBytes: 4096, pollIntervalMs: 3_600_000, startAt: 'start', fs }, sink, sink);
+  try {
+    await follower.start();
+    faults = true;
+    for (let p = 0; p < (o.polls ?? 40); p++) {
+      const between = Math.floor(rng() * 4);
+      for (let i = 0; i < between; i++) act();
+      acts = 0;
+      trace?.(`--- poll ${p}`);
+      await follower.pollOnce();
+    }
+    faults = false;
+    world.settle();
+    world.write(2);
+    for (let i = 0; i < 4; i++) await follower.pollOnce();
+  } finally {
+    await follower.stop();
+    world.close();
+  }
+  const { missing, duplicated } = sink.audit(world.last);
+  const excusable = world.excusable();
+  return {
+    sink,
+    world,
+    missing,
+    duplicated,
+    unexcused: missing.filter((n) => !excusable.has(n)),
+    unrecovered: sink.rotations.filter((r) => r.kind === 'unrecovered').length,
+  };
+}

@@ -1,0 +1,111 @@
+// The follower's file-system calls, with a hook before each one: a test stalls the follower there, slows
+// the call, or lets the writer and the rotator move on (rename, shift, truncate, compress, delete) at that
+// exact step. What a starved machine does by luck (a rotation between a stat and the open after it, a
+// shift in the middle of a directory walk), this does on purpose, the same way every run.
+import type { Stats } from 'node:fs';
+import { identity } from '../../src/source/file-identity.js';
+import { nodeFs, type FollowerFs, type FollowerHandle } from '../../src/source/follower-fs.js';
+
+export type FsOp = 'stat' | 'lstat' | 'open' | 'readdir' | 'realpath' | 'glob' | 'read' | 'fstat' | 'close';
+
+/** One call the follower is about to make: its kind, the path it is about (a handle's path as opened), its number. */
+export interface FsCall {
+  op: FsOp;
+  path: string;
+  n: number;
+  /** A handle's file (dev:ino). */
+  key?: string | undefined;
+}
+
+/** Runs before each call; what it returns is awaited before the call goes ahead (a stall). */
+export type BeforeCall = (call: FsCall) => void | Promise<void>;
+
+/**
+ * A FollowerFs that calls `before` ahead of every call, its handles' calls included. It also keeps which
+ * files (dev:ino) the follower holds open, so a test can tell a file deleted under the follower's open
+ * descriptor (still readable) from one deleted before the follower ever opened it (its lines are lost).
+ */
+export class StarvedFs implements FollowerFs {
+  calls = 0;
+  /** dev:ino → descriptors the follower holds on it now. */
+  readonly held = new Map<string, number>();
+  before: BeforeCall;
+
+  constructor(before: BeforeCall = () => undefined, private readonly base: FollowerFs = nodeFs) {
+    this.before = before;
+  }
+
+  private async step(op: FsOp, path: string, key?: string): Promise<void> {
+    const r = this.before({ op, path, n: this.calls++, key });
+    if (r !== undefined) await r;
+  }
+
+  /** Whether the follower holds a descriptor on the file with this identity. */
+  holds(key: string): boolean {
+    return (this.held.get(key) ?? 0) > 0;
+  }
+
+  async stat(path: string): Promise<Stats> {
+    await this.step('stat', path);
+    return this.base.stat(path);
+  }
+
+  async lstat(path: string): Promise<Stats> {
+    await this.step('lstat', path);
+    return this.base.lstat(path);
+  }
+
+  async readdir(path: string): Promise<string[]> {
+    await this.step('readdir', path);
+    return this.base.readdir(path);
+  }
+
+  async realpath(path: string): Promise<string> {
+    await this.step('realpath', path);
+    return this.base.realpath(path);
+  }
+
+  async glob(pattern: string, options: Parameters<FollowerFs['glob']>[1]): Promise<string[]> {
+    await this.step('glob', pattern);
+    return this.base.glob(pattern, options);
+  }
+
+  async open(path: string): Promise<FollowerHandle> {
+    await this.step('open', path);
+    const fh = await this.base.open(path);
+    // Bookkeeping of the harness, not a step of the follower: no hook here.
+    const key = identity(await fh.stat());
+    this.held.set(key, (this.held.get(key) ?? 0) + 1);
+    let closed = false;
+    return {
+      read: async (buffer, offset, length, position) => {
+        await this.step('read', path, key);
+        return fh.read(buffer, offset, length, position);
+      },
+      stat: async () => {
+        await this.step('fstat', path, key);
+        return fh.stat();
+      },
+      close: async () => {
+        await this.step('close', path, key);
+        if (!closed) {
+          closed = true;
+          this.held.set(key, (this.held.get(key) ?? 1) - 1);
+        }
+        return fh.close();
+      },
+    };
+  }
+}
+
+/** A seeded generator (mulberry32): the same seed, the same schedule of faults. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
