@@ -7,10 +7,10 @@ import { ExporterMetrics } from './metrics/exporter-metrics.js';
 import { CounterFamily, GaugeFamily, type HistogramSeries, type SeriesHandle } from './metrics/families.js';
 import { OVERFLOW_VALUE } from './metrics/label-limiter.js';
 import type { Evidence } from './record/detect-preset.js';
-import type { WatchOutcome } from './record/input-watch.js';
+import type { HeaderWatchState, WatchOutcome } from './record/input-watch.js';
 import type { PresetName } from './record/presets.js';
 import { TOO_LONG, type ParseResult, type RecordParser } from './record/parse-record.js';
-import { candidateFor, headerless, lacksTokens, SourceInputs, type HeldLines, type InputEvents, type SourceInput } from './record/source-inputs.js';
+import { candidateFor, headerless, lacksTokens, SourceInputs, type HeadersHint, type HeldLines, type InputEvents, type SourceInput } from './record/source-inputs.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
 import type { LineSink, Stream } from './source/line-sink.js';
@@ -71,6 +71,8 @@ export interface PipelineState {
   statusCodes: [number, number][];
   /** Per source, what its first lines showed (with keepWatchOutcomes). */
   watches: [string, WatchOutcome[]][];
+  /** Per source, its header watch (with keepWatchOutcomes). */
+  headerWatches: [string, HeaderWatchState][];
 }
 
 /**
@@ -118,6 +120,12 @@ export class Pipeline implements LineSink {
     'Format decisions per stream (a followed file generation, an ingest body, stdin), by basis: evidence (a Zero-Plane header field seen), previous, configured, given; signature, latency or ambiguous when decided without one.',
     ['source', 'basis'],
   );
+  /** zero_plane_exporter_headers_unseen{source}: 1 while none of a source's records carried a wanted response header field (after input.headerWatch), 0 once one did. */
+  readonly headersUnseen = new GaugeFamily(
+    'zero_plane_exporter_headers_unseen',
+    'Per source: 1 while none of its records (at least input.headerWatch of them) carried a wanted response header field where its preset keeps them, 0 once one did.',
+    ['source'],
+  );
   /** Requests by status code (index), when keepTotals is set: `report` lists the most frequent. */
   readonly statusCodes: number[] | undefined;
   private readonly classifier: SignalClassifier;
@@ -144,7 +152,17 @@ export class Pipeline implements LineSink {
       wanted: this.classifier,
       clock: this.clock,
       keepWatchOutcomes: opts.keepWatchOutcomes,
-      events,
+      events: {
+        ...events,
+        headersUnseen: (source, hint) => {
+          this.headersUnseen.set([source], 1);
+          events?.headersUnseen?.(source, hint);
+        },
+        headersSeen: (source, records, warned) => {
+          this.headersUnseen.set([source], 0);
+          events?.headersSeen?.(source, records, warned);
+        },
+      },
       count: (src, parsed) => this.add(parsed, src),
       inUse: (source, preset, on) => this.inputInfo.set([source, preset], on ? 1 : 0),
       decision: (source, basis) => this.inputDecisions.inc([source, basis]),
@@ -207,7 +225,7 @@ export class Pipeline implements LineSink {
       return;
     }
     if (src.watch !== undefined) {
-      this.inputs.seen(src, parsed, parsed.ok ? undefined : buf.toString('utf8', start, end));
+      this.inputs.seenBytes(src, parsed, buf, start, end);
       this.add(parsed, src);
       return;
     }
@@ -308,6 +326,16 @@ export class Pipeline implements LineSink {
   /** Each source's preset (null: not decided, no line was read by any). */
   presets(): Record<string, PresetName | null> {
     return this.inputs.presets();
+  }
+
+  /** Sources said to carry no header, with what was said and whether one showed up later (seenAfter records). */
+  headerHints(): [string, HeadersHint & { seenAfter: number | null }][] {
+    return this.inputs.headerHints();
+  }
+
+  /** Sources with records of which not one (so far) carried a wanted response header field, with their record counts. */
+  headersNeverSeen(): [string, number][] {
+    return this.inputs.headersNeverSeen();
   }
 
   private add(parsed: ParseResult, src: SourceState): void {
@@ -442,7 +470,7 @@ export class Pipeline implements LineSink {
     if (this.total === undefined) throw new Error('Pipeline.state needs keepTotals');
     this.chunkEnd();
     const codes = (this.statusCodes ?? []).flatMap((n, code): [number, number][] => (n > 0 ? [[code, n]] : []));
-    return { metrics: metricsState(this.metrics), total: this.total.state(), statusCodes: codes, watches: this.inputs.outcomes() };
+    return { metrics: metricsState(this.metrics), total: this.total.state(), statusCodes: codes, watches: this.inputs.outcomes(), headerWatches: this.inputs.headerStates() };
   }
 
   /**
@@ -459,9 +487,10 @@ export class Pipeline implements LineSink {
     // A source's last-record gauge may exist only now: pick it up, so the next line sees the merged value.
     for (const s of this.sources.values()) if (s.lastRecord === undefined && this.metrics.lastRecord.has([s.name])) s.lastRecord = this.metrics.lastRecord.handle([s.name]);
     // The later lines continue each watch still open here, as if this pipeline had read them.
+    const headers = new Map(later.headerWatches);
     for (const [source, outcomes] of later.watches) {
       const src = this.sources.get(source);
-      if (src !== undefined) this.inputs.continueWatch(src, outcomes);
+      if (src !== undefined) this.inputs.continueWatch(src, outcomes, headers.get(source));
     }
   }
 }

@@ -1,6 +1,6 @@
 // What report, backtest and export say on stderr about inputs they do not read right. Its own module: each
 // command is loaded on its own (main.ts), and this must not bring another command's code with it.
-import type { InputEvents, InputHint } from '../record/source-inputs.js';
+import type { HeadersHint, InputEvents, InputHint } from '../record/source-inputs.js';
 import type { Logger } from '../server/logger.js';
 
 /** What to do about an input whose first lines were mostly skipped, in words (serve logs it as `fix`). */
@@ -8,6 +8,12 @@ export function inputFix(h: InputHint): string {
   if (h.suggestion !== undefined) return `they look like ${h.suggestion}: set input.preset: ${h.suggestion}`;
   if (h.textFormat !== undefined) return `they are ${h.textFormat.name}, not JSON: ${h.textFormat.fix}`;
   return 'see "Input" in the README for the log formats read';
+}
+
+/** What to do about an input whose records carry no header where its preset looks (serve logs it as `fix`). */
+export function headersFix(h: HeadersHint): string {
+  if (h.fixes.length > 0) return `set ${h.fixes.join(', or ')}`;
+  return h.advice ?? 'see "Input" in the README';
 }
 
 /** What the first lines of each input showed, as plain lines for stderr (the decision itself only at debug). */
@@ -26,5 +32,15 @@ export function inputHints(hint: (text: string) => void, log: Logger | undefined
     },
     labelUnresolved: (source, label, path, records) =>
       hint(`zero-plane-exporter: ${source}: label ${label}: its path ${path} held no value in the first ${records} records, so ${label} stays empty\n`),
+    headersUnseen: (source, h) => {
+      const found = h.found.length === 0 ? '' : `; found ${h.found.join(', ')}`;
+      hint(
+        `zero-plane-exporter: ${source}: no header found: none of the first ${h.records} records carried a wanted response header ` +
+          `where ${h.preset} looks (${h.paths.join(', ')})${found}; ${headersFix(h)}\n`,
+      );
+    },
+    headersSeen: (source, records, warned) => {
+      if (warned) hint(`zero-plane-exporter: ${source}: a header was found after ${records} records without one\n`);
+    },
   };
 }

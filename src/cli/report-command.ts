@@ -10,7 +10,10 @@ import { inputHints } from './input-hints.js';
 import { parallelMinBytes, readReportInput, SecondThread } from './report-parallel.js';
 
 export const EXIT_FAIL_ON = 3;
-/** Non-empty input of which not one line became a record: nothing in the report is about the gateway. */
+/**
+ * Non-empty input of which not one line became a record, or an input whose records never carried a wanted
+ * response header field: nothing in the report is about the gateway.
+ */
 export const EXIT_NOT_UNDERSTOOD = 1;
 
 export interface ReportArgs {
@@ -57,6 +60,13 @@ export async function runReport(
   out(args.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatText(report));
   if (report.lines > 0 && report.records === 0) {
     hint(`zero-plane-exporter: no line of the input became a record (${report.lines} lines read); exit ${EXIT_NOT_UNDERSTOOD}\n`);
+    return EXIT_NOT_UNDERSTOOD;
+  }
+  // Every signal of such an input is a guess (0 hits, 0 degraded): as useless as one with no record.
+  const headerless = pipeline.headersNeverSeen();
+  if (headerless.length > 0) {
+    const which = headerless.map(([source, n]) => `${source} (${n} records)`).join(', ');
+    hint(`zero-plane-exporter: not one record of ${which} carried a wanted response header; exit ${EXIT_NOT_UNDERSTOOD}\n`);
     return EXIT_NOT_UNDERSTOOD;
   }
   const firing = new Set(report.alerts.filter((a) => a.firing).map((a) => a.name));

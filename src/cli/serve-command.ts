@@ -25,7 +25,7 @@ import type { FaultController } from '../simulate/faults.js';
 import type { SourceEvents } from '../source/line-sink.js';
 import { summarize } from '../windows/summarize.js';
 import { UsageError } from './flags.js';
-import { inputFix } from './input-hints.js';
+import { headersFix, inputFix } from './input-hints.js';
 import { VERSION } from './version.js';
 
 export interface RunningServer {
@@ -190,6 +190,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       ...pipeline.metrics.families(),
       pipeline.inputInfo,
       pipeline.inputDecisions,
+      pipeline.headersUnseen,
       ...gauges.families(),
       ...(followerGauges?.families() ?? []),
       ...gate.families(),
@@ -347,6 +348,18 @@ function inputLog(log: Logger): InputEvents {
       }),
     labelUnresolved: (source, label, path, records) =>
       log.warn('label path held no value in the first records; the label stays empty', { source, label, path, records }),
+    headersUnseen: (source, h) =>
+      log.warn('no header found: none of the first records carried a wanted response header where the preset keeps them', {
+        source,
+        preset: h.preset,
+        records: h.records,
+        paths: h.paths.join(','),
+        found: h.found.length === 0 ? undefined : h.found.join(','),
+        fix: headersFix(h),
+      }),
+    headersSeen: (source, records, warned) => {
+      if (warned) log.info('header found after all', { source, records });
+    },
   };
 }
 

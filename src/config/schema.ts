@@ -88,6 +88,14 @@ export const inputSchema = z
     /** What gateways write for "no such value" (nginx "", Envoy and HAProxy "-"); JSON null is always absent. */
     absentValues: z.array(z.string()).default(['', '-']),
     maxLineBytes: z.number().int().min(256).default(1024 * 1024),
+    /**
+     * A source whose first `records` records (serve: or those of its first `duration`) carry no wanted
+     * response header field where its preset keeps them is said out loud (input-watch.ts).
+     */
+    headerWatch: z
+      .object({ records: z.number().int().min(1).default(1000), duration: duration.default(300_000) })
+      .strict()
+      .default({ records: 1000, duration: 300_000 }),
   })
   .strict();
 
@@ -294,6 +302,7 @@ const forSchema = z
     requestsStopped: forDuration.default(300_000),
     sourceStalled: forDuration.default(300_000),
     parseErrorsHigh: forDuration.default(600_000),
+    headersNotFound: forDuration.default(0),
   })
   .strict();
 

@@ -1,11 +1,13 @@
 // A source's first lines, watched once: were most of them skipped (the input is not understood), and which
-// label paths never resolved. What it finds is said once (serve logs it, report prints it); then the watch
-// is dropped and costs the line path nothing.
+// label paths never resolved. What it finds is said once (serve logs it, report prints it). Its header part
+// looks at the first records (input.headerWatch) for a wanted response header field where the preset keeps
+// them, until one shows up; then the watch is dropped and costs the line path nothing. A source with none
+// stays watched (only its records pay for it), so the self-metric can tell when headers do arrive.
 import type { ParseResult } from './parse-record.js';
 
 /** Lines a watch looks at before it says what it found. */
 export const WATCH_LINES = 100;
-/** Skipped lines kept to try the other presets on. */
+/** Skipped lines kept to try the other presets on; also records kept to look for headers elsewhere in. */
 const SAMPLES = 20;
 
 export const LABELS = ['model', 'route', 'cohort'] as const;
@@ -21,6 +23,15 @@ export interface WatchOutcome {
   sample?: string;
 }
 
+/** A header watch as plain data: a worker thread of `report` sends its own back (source-inputs.ts continueWatch). */
+export interface HeaderWatchState {
+  /** Records read before the first that carried a wanted response header field (all of them, if none did). */
+  headerless: number;
+  seen: boolean;
+  /** The first of those records' text. */
+  samples: string[];
+}
+
 export class InputWatch {
   lines = 0;
   skipped = 0;
@@ -32,6 +43,16 @@ export class InputWatch {
   readonly resolved: Record<Label, number> = { model: 0, route: 0, cohort: 0 };
   /** Every outcome seen, when asked to keep them (the second half of a file `report` splits). */
   readonly outcomes: WatchOutcome[] | undefined;
+  /** The lines part (WATCH_LINES, WATCH_MS) has said what it found; apply() ignores further lines. */
+  linesDone = false;
+  /** The header part: records read so far, while none carried a wanted response header field. */
+  headerless = 0;
+  /** A record carried one: the header part is over. */
+  headerSeen = false;
+  /** None did within input.headerWatch, and that was said. */
+  headersWarned = false;
+  /** The first records, to look for the headers under other keys in. */
+  readonly recordSamples: string[] = [];
 
   constructor(
     readonly startedAt: number,
@@ -56,6 +77,7 @@ export class InputWatch {
 
   /** One line's outcome, seen here or by another watch of the same source; true once the watch has seen enough. */
   apply(o: WatchOutcome): boolean {
+    if (this.linesDone) return false;
     this.outcomes?.push(o);
     this.lines++;
     if (o.reason === undefined) {
@@ -70,6 +92,26 @@ export class InputWatch {
       if (o.sample !== undefined && this.samples.length < SAMPLES) this.samples.push(o.sample);
     }
     return this.lines >= WATCH_LINES;
+  }
+
+  /** One record while the header part is open: whether it carried a wanted response header field, and (wantsSample) its text. */
+  headerRecord(carried: boolean, text: string | undefined): void {
+    if (carried) {
+      this.headerSeen = true;
+      return;
+    }
+    this.headerless++;
+    if (text !== undefined && this.recordSamples.length < SAMPLES) this.recordSamples.push(text);
+  }
+
+  /** A record's text would be kept (headerRecord). */
+  wantsSample(): boolean {
+    return this.recordSamples.length < SAMPLES;
+  }
+
+  /** Both parts are over: the source no longer needs watching. */
+  done(): boolean {
+    return this.linesDone && this.headerSeen;
   }
 
   /** Most of the lines were skipped. */

@@ -3,7 +3,7 @@
 // those fields (scan-record.ts) and hands the same values to the same conversions.
 import { onCalendar } from './calendar.js';
 import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
-import { copyOf, PackedBytes, RecordScanner, sameBytes, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
+import { copyOf, PackedBytes, RecordScanner, sameBytes, SCAN_DECLINED, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
 export const PARSE_ERROR_REASONS = [
   'invalid_json',
@@ -225,6 +225,42 @@ export class RecordParser {
   /** The first wanted header field the line has where this mapping keeps headers (any value), for detection's log. */
   headerEvidence(obj: unknown): string | undefined {
     return isObject(obj) ? (this.responseCarried(obj) ?? this.requestCarried(obj)) : undefined;
+  }
+
+  /**
+   * Whether the line carries at least one wanted response header field where this mapping keeps them, any
+   * value: what the header watch of a source's first records looks for (input-watch.ts). Request headers
+   * alone do not count: every signal but the opt-in comes from the response's.
+   */
+  carriesResponseHeaders(obj: unknown): boolean {
+    return isObject(obj) && this.responseCarried(obj) !== undefined;
+  }
+
+  /** carriesResponseHeaders() of the line in buf[start, end), scanned again when the scanner reads it (no string made). */
+  carriesResponseHeadersBytes(buf: Buffer, start: number, end: number): boolean {
+    const f = this.scanner;
+    if (f !== undefined) {
+      const outcome = f.scanner.scan(buf, start, end);
+      if (outcome === SCAN_READ) {
+        const side = f.response;
+        if (side.group !== undefined && !f.scanner.objectSeen[side.group]) return false;
+        for (const k of side.slots) if (f.scanner.values[k] !== undefined) return true;
+        return false;
+      }
+      if (outcome !== SCAN_DECLINED) return false;
+    }
+    return this.carriesResponseHeadersText(buf.toString('utf8', start, end));
+  }
+
+  /** carriesResponseHeaders() of a line of text. */
+  carriesResponseHeadersText(line: string): boolean {
+    let obj: unknown;
+    try {
+      obj = JSON.parse(line);
+    } catch {
+      return false;
+    }
+    return this.carriesResponseHeaders(obj);
   }
 
   private record(

@@ -5,7 +5,8 @@
 import type { Config } from '../config/schema.js';
 import { bestReader, PresetDetector, type Candidate, type DecisionBasis, type Evidence } from './detect-preset.js';
 import type { Stream } from '../source/line-sink.js';
-import { InputWatch, type Label, type WatchOutcome } from './input-watch.js';
+import { headersHint, type HeadersHint } from './headers-hint.js';
+import { InputWatch, type HeaderWatchState, type Label, type WatchOutcome } from './input-watch.js';
 import { mappingFor, PRESET_NAMES, SIGNATURE_TOKENS, type PresetName } from './presets.js';
 import { RecordParser, type ParseResult } from './parse-record.js';
 import { textLogFormat, type TextLogFormat } from './text-log-format.js';
@@ -22,7 +23,13 @@ export interface InputEvents {
   notUnderstood?(source: string, hint: InputHint): void;
   /** A label's path never held a value in the first records: the label stays empty. */
   labelUnresolved?(source: string, label: Label, path: string, records: number): void;
+  /** None of the first records (input.headerWatch) carried a wanted response header field where the preset keeps them. */
+  headersUnseen?(source: string, hint: HeadersHint): void;
+  /** The first record that carried one, after `records` that did not (`warned`: headersUnseen was said). */
+  headersSeen?(source: string, records: number, warned: boolean): void;
 }
+
+export type { HeadersHint };
 
 export interface InputHint {
   /** The preset the lines were read with; undefined while none reads them. */
@@ -152,6 +159,10 @@ export class SourceInputs<S extends SourceInput> {
   /** Every preset's reader, made when first needed (detection, or a hint for a source not understood). */
   private candidateList: Candidate[] | undefined;
   private readonly events: InputEvents;
+  /** Each source's watch, kept after it ends with keepWatchOutcomes (headerStates()). */
+  private readonly kept = new Map<string, InputWatch>();
+  /** Sources said to carry no header (headersUnseen), by name. */
+  private readonly hints = new Map<string, HeadersHint & { seenAfter: number | null }>();
 
   constructor(private readonly opts: SourceInputsOptions<S>) {
     const preset = opts.config.input.preset;
@@ -218,14 +229,31 @@ export class SourceInputs<S extends SourceInput> {
     if (s.detector !== undefined && d.full()) this.decideHeld(s);
   }
 
-  /** A counted line of a stream whose source is still watched (`s.watch` defined); `text` only for a skipped one. */
-  seen(s: S, parsed: ParseResult, text: string | undefined): void {
-    if ((s.watch as InputWatch).see(parsed, text)) this.endWatch(s);
+  /** A counted line of a stream whose source is still watched (`s.watch` defined), as text. */
+  seen(s: S, parsed: ParseResult, text: string): void {
+    const w = s.watch as InputWatch;
+    if (!w.linesDone && w.see(parsed, text)) this.endLines(s, w);
+    if (parsed.ok && !w.headerSeen && s.parser !== undefined) this.headerRecord(s, w, s.parser.carriesResponseHeadersText(text), text);
+    if (w.done()) this.endWatch(s);
+  }
+
+  /** seen() of a line read from bytes: its text is only made when the watch keeps it. */
+  seenBytes(s: S, parsed: ParseResult, buf: Buffer, start: number, end: number): void {
+    const w = s.watch as InputWatch;
+    if (!w.linesDone && w.see(parsed, parsed.ok ? undefined : buf.toString('utf8', start, end))) this.endLines(s, w);
+    if (parsed.ok && !w.headerSeen && s.parser !== undefined) {
+      const carried = s.parser.carriesResponseHeadersBytes(buf, start, end);
+      this.headerRecord(s, w, carried, !carried && w.wantsSample() ? buf.toString('utf8', start, end) : undefined);
+    }
+    if (w.done()) this.endWatch(s);
   }
 
   /** A line over input.maxLineBytes, counted by the caller. */
   oversize(s: S): void {
-    if (s.watch?.oversize()) this.endWatch(s);
+    const w = s.watch;
+    if (w === undefined || w.linesDone) return;
+    if (w.oversize()) this.endLines(s, w);
+    if (w.done()) this.endWatch(s);
   }
 
   /** The stream delivered what it has for now (an ingest body ended): its held lines are counted. */
@@ -244,27 +272,53 @@ export class SourceInputs<S extends SourceInput> {
     if (group !== undefined && s.preset !== undefined) this.use(group, s.preset, -1);
   }
 
-  /** Timed decisions (serve): held lines that waited DETECT_WAIT_MS, watches running for WATCH_MS. */
+  /**
+   * Timed decisions (serve): held lines that waited DETECT_WAIT_MS, watches running for WATCH_MS, and
+   * header watches running for input.headerWatch.duration.
+   */
   settle(): void {
     const now = this.opts.clock();
     for (const s of [...this.detecting]) {
       const since = s.detector?.heldSince;
       if (since !== undefined && now - since >= DETECT_WAIT_MS) this.decideHeld(s);
     }
+    const headerMs = this.opts.config.input.headerWatch.duration;
     for (const g of this.groups.values()) {
       const w = g.watch;
       const any = g.streams.values().next().value;
-      if (w !== undefined && any !== undefined && w.lines > 0 && now - w.startedAt >= WATCH_MS) this.endWatch(any);
+      if (w === undefined || any === undefined) continue;
+      if (!w.linesDone && w.lines > 0 && now - w.startedAt >= WATCH_MS) this.endLines(any, w);
+      if (!w.headerSeen && !w.headersWarned && w.headerless > 0 && now - w.startedAt >= headerMs) this.warnHeaders(any, w);
+      if (w.done()) this.endWatch(any);
     }
   }
 
-  /** The end of the input (report): every held line is counted, every watch says what it found. */
+  /**
+   * The end of the input (report): every held line is counted, every watch says what it found, and a source
+   * of fewer records than input.headerWatch.records none of which carried a header says so too.
+   */
   finish(): void {
     for (const s of [...this.streams.values()]) this.drain(s);
     for (const g of this.groups.values()) {
+      const w = g.watch;
       const any = g.streams.values().next().value;
-      if (any !== undefined) this.endWatch(any);
+      if (w === undefined || any === undefined) continue;
+      if (!w.linesDone) this.endLines(any, w);
+      if (!w.headerSeen && !w.headersWarned && w.headerless > 0) this.warnHeaders(any, w);
     }
+  }
+
+  /**
+   * Sources with records of which not one carried a wanted response header field (so far: a watch still
+   * open), with their record counts. Exact over everything read: a source stays watched until a header shows up.
+   */
+  headersNeverSeen(): [string, number][] {
+    return [...this.groups.values()].flatMap((g): [string, number][] => (g.watch !== undefined && !g.watch.headerSeen && g.watch.headerless > 0 ? [[g.name, g.watch.headerless]] : []));
+  }
+
+  /** What each source said about its headers: the hint of headersUnseen, and whether one showed up later (seenAfter). */
+  headerHints(): [string, HeadersHint & { seenAfter: number | null }][] {
+    return [...this.hints];
   }
 
   /** Reads `s` with `preset` from its next line, as if detected (report detects a split file up front). */
@@ -284,12 +338,25 @@ export class SourceInputs<S extends SourceInput> {
     return [...this.groups.values()].flatMap((g): [string, WatchOutcome[]][] => (g.outcomes === undefined ? [] : [[g.name, g.outcomes]]));
   }
 
-  /** Lines read after this source's (by another pipeline) continue its watch, if it is still open. */
-  continueWatch(s: S, outcomes: readonly WatchOutcome[]): void {
-    for (const o of outcomes) {
-      if (s.watch === undefined) return;
-      if (s.watch.apply(o)) this.endWatch(s);
+  /** Per source, its header watch as plain data (the worker thread of `report`, see continueWatch()). */
+  headerStates(): [string, HeaderWatchState][] {
+    return [...this.kept].map(([name, w]): [string, HeaderWatchState] => [name, { headerless: w.headerless, seen: w.headerSeen, samples: w.recordSamples }]);
+  }
+
+  /**
+   * Lines read after this source's (by another pipeline) continue its watch, if it is still open: the first
+   * lines' outcomes, and `headers`, the other pipeline's header watch from its first record.
+   */
+  continueWatch(s: S, outcomes: readonly WatchOutcome[], headers?: HeaderWatchState): void {
+    const w = s.watch;
+    if (w === undefined) return;
+    for (const o of outcomes) if (!w.linesDone && w.apply(o)) this.endLines(s, w);
+    if (headers !== undefined && !w.headerSeen) {
+      for (const text of headers.samples) if (w.wantsSample()) w.recordSamples.push(text);
+      this.headerRecords(s, w, headers.headerless);
+      if (headers.seen) this.headerRecord(s, w, true, undefined);
     }
+    if (w.done()) this.endWatch(s);
   }
 
   /**
@@ -341,6 +408,43 @@ export class SourceInputs<S extends SourceInput> {
   /** `s` was made of a checkpoint's held lines: the next new stream of its lineage takes it over. */
   restoredStream(s: S): void {
     if (s.detector !== undefined) this.restored.set(s.lineage, s);
+  }
+
+  /** One record of `s` for the open header part of its source's watch. */
+  private headerRecord(s: S, w: InputWatch, carried: boolean, text: string | undefined): void {
+    w.headerRecord(carried, text);
+    if (carried) {
+      const hint = this.hints.get(s.name);
+      if (hint !== undefined) hint.seenAfter = w.headerless;
+      this.events.headersSeen?.(s.name, w.headerless, w.headersWarned);
+    } else if (!w.headersWarned && w.headerless >= this.opts.config.input.headerWatch.records) {
+      this.warnHeaders(s, w);
+    }
+  }
+
+  /** `n` records without a header, read by another pipeline: the bound is crossed as if they were read here. */
+  private headerRecords(s: S, w: InputWatch, n: number): void {
+    const bound = this.opts.config.input.headerWatch.records;
+    const before = w.headerless;
+    if (!w.headersWarned && before < bound && before + n >= bound) {
+      // Said at the bound's record, as one pass would have.
+      w.headerless = bound;
+      this.warnHeaders(s, w);
+    }
+    w.headerless = before + n;
+  }
+
+  /** Says that none of the first records of the source of `s` carried a wanted response header field, once. */
+  private warnHeaders(s: S, w: InputWatch): void {
+    w.headersWarned = true;
+    const preset = s.preset ?? this.group(s.name).last;
+    if (preset === undefined) return;
+    const hint: HeadersHint & { seenAfter: number | null } = {
+      ...headersHint(this.opts.config, this.opts.wanted, preset, this.candidates(), w.recordSamples, w.headerless),
+      seenAfter: null,
+    };
+    this.hints.set(s.name, hint);
+    this.events.headersUnseen?.(s.name, hint);
   }
 
   /** A line of `s`, read with its preset. */
@@ -417,6 +521,7 @@ export class SourceInputs<S extends SourceInput> {
     let g = this.groups.get(name);
     if (g === undefined) {
       const watch = new InputWatch(this.opts.clock(), this.opts.keepWatchOutcomes);
+      if (this.opts.keepWatchOutcomes === true) this.kept.set(name, watch);
       g = { name, watch, outcomes: watch.outcomes, streams: new Set(), inUse: new Map(), last: undefined };
       this.groups.set(name, g);
     }
@@ -433,14 +538,17 @@ export class SourceInputs<S extends SourceInput> {
     return c;
   }
 
-  /** Says what the first lines of the source of `s` showed, once; the watch is gone from all its streams. */
+  /** Both parts of the watch of the source of `s` are over: it is gone from all its streams. */
   private endWatch(s: S): void {
     const group = this.group(s.name);
-    const w = group.watch;
-    if (w === undefined) return;
     group.watch = undefined;
     for (const x of group.streams) x.watch = undefined;
     s.watch = undefined;
+  }
+
+  /** Says what the first lines of the source of `s` showed, once (the lines part of its watch). */
+  private endLines(s: S, w: InputWatch): void {
+    w.linesDone = true;
     if (w.notUnderstood()) {
       const suggestion = bestReader(this.candidates().filter((c) => c.preset !== s.preset), w.samples)?.preset;
       this.events.notUnderstood?.(s.name, {

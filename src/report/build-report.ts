@@ -4,6 +4,7 @@ import { thresholds, type Thresholds } from '../metrics/buckets.js';
 import type { Pipeline } from '../pipeline.js';
 import { summarize, type SignalValues } from '../windows/summarize.js';
 import type { PresetName } from '../record/presets.js';
+import type { HeadersHint } from '../record/headers-hint.js';
 import { evaluateAlerts, p99Band, type AlertVerdict, type P99Band } from './alerts.js';
 
 /** Status codes listed in topStatusCodes at most. */
@@ -29,6 +30,12 @@ export interface Report extends SignalValues {
   p99Band: P99Band;
   /** Each input (file, or stdin) → the preset it was read with (null: no preset read any of its lines). */
   input: Record<string, PresetName | null>;
+  /**
+   * Inputs none of whose first records (input.headerWatch.records, or all of them when fewer) carried a
+   * wanted response header field where their preset looks: what was said on stderr. `seenAfter`: the
+   * number of records before one did after all, null when not one did (report then exits 1).
+   */
+  inputHeadersUnseen: (HeadersHint & { source: string; seenAfter: number | null })[];
   thresholds: Thresholds & { hitRateTarget: number; warmupEfficiencyTarget: number };
   alerts: AlertVerdict[];
 }
@@ -54,6 +61,7 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     topStatusCodes: topCodes(pipeline.statusCodes ?? []),
     p99Band: p99Band(m.duration, config),
     input: pipeline.presets(),
+    inputHeadersUnseen: pipeline.headerHints().map(([source, h]) => ({ source, ...h })),
     cachedCount: m.cached.sum(),
     downgrades: byFirstLabel(m.downgrades.entries()),
     throttleModes: byFirstLabel(m.throttleModes.entries()),
