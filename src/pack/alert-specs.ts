@@ -27,7 +27,7 @@ export const ALERT_NAMES = [
 ] as const;
 
 /** Alerts beyond SPEC §7: the SLO burn rates and two more on the exporter itself (runbook order). */
-export const MORE_ALERT_NAMES = [SLO_ALERTS['hit-rate'], SLO_ALERTS.latency, 'ZeroPlaneExporterAbsent', 'ZeroPlaneRequestsStopped'] as const;
+export const MORE_ALERT_NAMES = [SLO_ALERTS['hit-rate'], SLO_ALERTS.latency, 'ZeroPlaneExporterAbsent', 'ZeroPlaneRequestsStopped', 'ZeroPlaneHeadersNotFound'] as const;
 
 export type AlertName = (typeof ALERT_NAMES)[number] | (typeof MORE_ALERT_NAMES)[number];
 
@@ -213,6 +213,18 @@ export function alertSpecs(config: Config, g: Grouping): AlertSpec[] {
       ...health,
       summary: 'zero-plane-exporter is up but counts no requests.',
       description: `${where}: the exporter is scraped, yet no request was counted for ${formatDuration(p.stalledAfter)}: the gateway serves no traffic, stopped writing its log, or the exporter reads the wrong file.`,
+    },
+    {
+      alert: 'ZeroPlaneHeadersNotFound',
+      labels: { severity: 'warning' },
+      // The exporter sets the gauge only after input.headerWatch (1000 records or 5 m) without one.
+      expr: `${own(g, 'zero_plane_exporter_headers_unseen')} == 1`,
+      for: p.for.headersNotFound,
+      ...health,
+      summary: 'A log source carries no Zero-Plane response header where its preset looks: its hit rate and degraded count mean nothing.',
+      description:
+        `${where} / {{ $labels.instance }}: none of the records from {{ $labels.source }} carried ${config.headers.layerId.name} or another wanted response header ` +
+        `where its input preset looks, so every request counts as a non-hit and none as degraded. The exporter's log ("no header found") names the paths it looked at and the mapping or preset that would find them.`,
     },
   );
   return specs;
