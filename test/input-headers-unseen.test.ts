@@ -38,7 +38,8 @@ async function report(args: string[], env: Record<string, string> = {}): Promise
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
     if (typeof e.code !== 'number') throw err;
-    return { code: e.code, json: JSON.parse(e.stdout ?? '{}') as Json, stderr: e.stderr ?? '' };
+    // A usage error (exit 2) prints no report.
+    return { code: e.code, json: e.stdout ? (JSON.parse(e.stdout) as Json) : {}, stderr: e.stderr ?? '' };
   }
 }
 
@@ -214,6 +215,8 @@ describe('report: a log whose headers are never where its preset looks', () => {
     const r = await report(['--config.file', f.config, f.log]);
     expect(r.code, r.stderr).toBe(1);
     expect(r.json.input).toEqual({ [f.log]: c.preset });
+    // The opt-in request header alone is no header found: every other signal comes from the response's.
+    if (c.fixture === 'real-nginx') expect(readFileSync(f.log, 'utf8')).toContain('"http_x_anthropic_experimental":"zero-plane-2024"');
     expect(r.json.records).toBe(truth.json.records);
     expect(r.json.hits).toBe(0);
     const paths = pathsOf(c);
@@ -401,5 +404,35 @@ describe('the header check of a line read from bytes', () => {
       }
     }
     expect(carried).toBeGreaterThan(50);
+  });
+});
+
+describe('input.headerWatch', () => {
+  it.each([
+    ['headerWatch:\n    records: 0\n', /zp\.yml:3: input\.headerWatch\.records: Too small/],
+    ['headerWatch: { duration: soon }\n', /zp\.yml:2: input\.headerWatch\.duration: "soon" is not a duration/],
+    ['headerWatch: { record: 5 }\n', /zp\.yml:2: input\.headerWatch: Unrecognized key: "record"/],
+  ])('bad config %j exits 2 naming file, line and key', async (yaml, message) => {
+    const dir = tempDir('zp-headers-config-');
+    const config = join(dir, 'zp.yml');
+    writeFileSync(config, `input:\n  ${yaml}`);
+    const log = join(dir, 'empty.log');
+    writeFileSync(log, '');
+    const r = await report(['--config.file', config, log]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('records: the bound is the config\'s (a hint at 50 records, with records: 50)', async () => {
+    const c = CASES[0] as Case;
+    const dir = tempDir('zp-headers-bound-');
+    const log = join(dir, 'gateway.log');
+    writeFileSync(log, ndjson(repeated(fixture(c.fixture), 100).map(c.hide)));
+    const config = join(dir, 'zp.yml');
+    writeFileSync(config, 'input:\n  headerWatch: { records: 50 }\n');
+    const r = await report(['--config.file', config, log]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.json.inputHeadersUnseen).toMatchObject([{ records: 50, seenAfter: null }]);
+    expect(r.stderr).toContain('none of the first 50 records');
   });
 });
