@@ -123,13 +123,25 @@ export function diagnosticsDashboard(config: Config, g: Grouping = groupingOf(co
         one: { text: 'up', color: 'green' },
         w: 6,
       }),
+      flagStat({
+        title: 'Response headers found',
+        description:
+          'Per source: whether its records carry a Zero-Plane response header where its input preset looks ' +
+          `(zero_plane_exporter_headers_unseen, decided after input.headerWatch: ${config.input.headerWatch.records} records or ` +
+          `${formatDuration(config.input.headerWatch.duration)}). NOT FOUND: every request counts as a non-hit; ZeroPlaneHeadersNotFound fires and the exporter's log names the fix.`,
+        queries: [{ expr: own(g, 'zero_plane_exporter_headers_unseen', []), legend: '{{instance}} {{source}}' }],
+        noValue: 'Not decided yet',
+        zero: { text: 'found', color: 'green' },
+        one: { text: 'NOT FOUND', color: 'red' },
+        w: 6,
+      }),
       timeseriesPanel({
         title: 'Log lines read per source',
         description: 'Lines per second read from each source (the file pattern as configured, or stdin), per instance.',
         queries: [{ expr: `sum by (instance, source) (${rate(own(g, 'zero_plane_exporter_lines_total', []))})`, legend: '{{instance}} {{source}}' }],
         unit: 'short',
         min: 0,
-        w: 18,
+        w: 12,
       }),
       timeseriesPanel({
         title: 'Parse errors by reason',
