@@ -63,6 +63,13 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Save counters and file offsets here (on checkpoint.schedule and at shutdown) and resume from them at start; overrides checkpoint.file.',
     commands: ['serve'],
   },
+  {
+    name: 'gate.scope',
+    type: 'string',
+    help: 'A label LABEL=VALUE the gate\'s pause alerts must carry, added to gate.scope; repeat for more (the Kubernetes set passes namespace and cluster this way).',
+    multiple: true,
+    commands: ['serve'],
+  },
   { name: 'tail.start-at', type: 'string', help: 'Where to start in files that already exist: end (new lines only) or start.', default: 'end', commands: ['serve'] },
   { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ALL },
   { name: 'log.format', type: 'string', help: 'Log format on stderr: json (one object per line) or logfmt (key=value, as Prometheus writes).', default: 'json', commands: ALL },
