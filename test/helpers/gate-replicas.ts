@@ -98,6 +98,7 @@ export interface GateAnswer {
   stale: boolean;
   sourcesReachable: boolean;
   confirmedAt: string | null;
+  scope: Record<string, string>;
   alerts: { fingerprint: string; source: 'api' | 'push'; peer: string; lastSeen: string; reason: string }[];
   sources: { alertmanagers: { url: string; up: boolean; error: string | null }[]; push: { lastReceivedAt: string | null; from: string | null } };
 }
