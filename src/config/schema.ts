@@ -529,6 +529,11 @@ export const kubernetesSchema = z
     /** The gateway Deployment (nginx with the exporter as a sidecar) and its Service. */
     gatewayName: k8sName.default('llm-gateway'),
     replicas: z.number().int().min(1).default(2),
+    /**
+     * What the sidecar's gate reads when gate.alertmanagers is empty: kube-prometheus-stack's Alertmanager
+     * (the operator's alertmanager-operated Service; FILL IN its namespace), so every replica agrees.
+     */
+    alertmanagers: z.array(z.string().regex(/^https?:\/\/[^\s?#]+$/, 'an http:// or https:// base URL')).min(1).default(['http://alertmanager-operated.monitoring.svc:9093']),
     /** What the sidecar's nginx proxies to. */
     upstream: z.string().regex(/^https?:\/\/[^\s;{}'"]+$/, 'an http:// or https:// URL').default('http://llm-api:8080'),
     image: z.string().min(1).default('zero-plane-exporter:0.1.0'),
