@@ -25,6 +25,9 @@ const gettableAlert = z.looseObject({
 });
 const gettableAlerts = z.array(gettableAlert);
 
+/** Rounds tried before serve listens, so a restarted replica answers from Alertmanager's state at once. */
+const START_ROUNDS = 3;
+
 export class AlertmanagerPoller {
   private readonly fetch: typeof globalThis.fetch;
   private timer: NodeJS.Timeout | undefined;
@@ -32,6 +35,7 @@ export class AlertmanagerPoller {
   private again = false;
   private stopped = false;
   private readonly failing = new Set<string>();
+  private answered = false;
 
   constructor(
     private readonly gate: LoadSheddingGate,
@@ -50,9 +54,15 @@ export class AlertmanagerPoller {
     return u.href;
   }
 
-  /** Polls once now and then every interval; resolves after the first read (answered or not). */
+  /**
+   * Reads now and then every interval; resolves once a read is answered, or after START_ROUNDS rounds
+   * without one (a fresh process's first request is slow: its HTTP client loads inside the timeout).
+   */
   async start(): Promise<void> {
-    await this.pollNow();
+    for (let i = 0; i < START_ROUNDS && !this.stopped; i++) {
+      await this.pollNow();
+      if (this.answered) break;
+    }
     this.schedule();
   }
 
@@ -99,6 +109,7 @@ export class AlertmanagerPoller {
       try {
         const alerts = await this.read(url);
         this.gate.applyPoll(url, alerts, startedMs);
+        this.answered = true;
         if (this.failing.delete(url)) this.o.log.info('gate source answers again', { source: sourceLabel(url) });
         return;
       } catch (err) {
