@@ -66,7 +66,7 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: 'gate.scope',
     type: 'string',
-    help: 'A label LABEL=VALUE the gate\'s pause alerts must carry, added to gate.scope; repeat for more (the Kubernetes set passes namespace and cluster this way).',
+    help: 'A label the gate\'s pause alerts must carry, added to gate.scope; repeat for more (the Kubernetes set passes namespace and cluster this way).',
     multiple: true,
     commands: ['serve'],
   },
@@ -204,6 +204,7 @@ const VALUE_NAMES: Record<string, string> = {
   format: 'FORMAT',
   'fail-on': 'CONDITION',
   label: 'NAME=VALUE',
+  'gate.scope': 'LABEL=VALUE',
   out: 'DIR',
   'out.root': 'DIR',
   'dashboards.out': 'DIR',
