@@ -67,8 +67,11 @@
 
     const gate = byTestId('gate-state');
     const g = data.gate;
-    gate.dataset.state = g.pauseNonCore ? 'paused' : 'open';
-    if (g.pauseNonCore) {
+    gate.dataset.state = g.stale ? 'stale' : g.pauseNonCore ? 'paused' : 'open';
+    if (g.stale) {
+      // No Alertmanager answers the gate: gateways follow their failOpen policy, whatever it last knew.
+      setText(gate, `Unknown: no Alertmanager answers (last ${g.confirmedAt ? clockTime(Date.parse(g.confirmedAt)) : 'never'}); gateways follow failOpen`);
+    } else if (g.pauseNonCore) {
       // The state lists the first few alerts held; alertCount says how many there are.
       const more = isNum(g.alertCount) && g.alertCount > g.alerts.length ? ` and ${count(g.alertCount - g.alerts.length)} more` : '';
       const names = [...new Set(g.alerts.map((a) => a.alertname).filter(Boolean))].join(', ') + more;

@@ -97,7 +97,7 @@ describe('GET /api/v1/signals', () => {
       warmupEfficiencyTarget: 0.88,
       windowSeconds: 300,
     });
-    expect(s.gate).toEqual({ pauseNonCore: false, since: null, alertCount: 0, alerts: [] });
+    expect(s.gate).toMatchObject({ pauseNonCore: false, since: null, alertCount: 0, alerts: [] });
     expect(s.demo).toBe(false);
     expect(s.faults).toBeNull();
     expect(s.history).toEqual([]);

@@ -285,6 +285,7 @@ function withServeFlags(config: Config, flags: ParsedFlags): Config {
   if (checkpointFile === '') throw new UsageError('--checkpoint.file must name a file');
   return {
     ...config,
+    gate: { ...config.gate, scope: { ...config.gate.scope, ...scopeFlags(config, flagStrings(flags, 'gate.scope') ?? []) } },
     checkpoint: { ...config.checkpoint, file: (checkpointFile as string | undefined) ?? config.checkpoint.file },
     web: {
       ...config.web,
@@ -299,4 +300,19 @@ function withServeFlags(config: Config, flags: ParsedFlags): Config {
       startAt: (startAt as 'end' | 'start' | undefined) ?? config.sources.startAt,
     },
   };
+}
+
+/** --gate.scope LABEL=VALUE, each checked as gate.scope is: an aggregation label and a value. */
+function scopeFlags(config: Config, values: string[]): Record<string, string> {
+  const scope: Record<string, string> = {};
+  for (const v of values) {
+    const m = /^([a-zA-Z_][a-zA-Z0-9_]*)=(.+)$/.exec(v);
+    if (m === null) throw new UsageError(`--gate.scope: "${v}" is not LABEL=VALUE (e.g. namespace=llm)`);
+    const [, label, value] = m as unknown as [string, string, string];
+    if (!config.pack.aggregationLabels.includes(label)) {
+      throw new UsageError(`--gate.scope: "${label}" is not one of pack.aggregationLabels (${config.pack.aggregationLabels.join(', ')}): the P0 carries only those labels`);
+    }
+    scope[label] = value;
+  }
+  return scope;
 }

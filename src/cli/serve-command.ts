@@ -2,8 +2,9 @@
 import { restoreMetrics, takeCheckpoint, type Checkpoint, type CheckpointJson } from '../checkpoint/checkpoint-state.js';
 import { Checkpointer, loadCheckpoint, NotACheckpointError } from '../checkpoint/checkpointer.js';
 import { listenAddresses, type Config } from '../config/schema.js';
+import { AlertmanagerPoller } from '../gate/alertmanager-poller.js';
 import { gateRouter, WEBHOOK_PATH } from '../gate/gate-router.js';
-import { LoadSheddingGate } from '../gate/load-shedding-gate.js';
+import { LoadSheddingGate, sourceLabel } from '../gate/load-shedding-gate.js';
 import { ingestRouter } from '../ingest/ingest-router.js';
 import { FollowerGauges } from '../metrics/follower-gauges.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
@@ -101,7 +102,21 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   // Restored before anything is read, so the pipeline's series handles find the restored series.
   const checkpointFile = config.checkpoint.file;
   const gauges = new WindowGauges(pipeline.window, config.signals);
-  const gate = new LoadSheddingGate({ pauseLabel: config.gate.pauseLabel, pauseValue: config.gate.pauseValue, maxAlerts: config.gate.maxAlerts });
+  const g = config.gate;
+  const gate = new LoadSheddingGate({
+    pauseLabel: g.pauseLabel,
+    pauseValue: g.pauseValue,
+    maxAlerts: g.maxAlerts,
+    scope: g.scope,
+    alertTtlMs: g.alertTtl,
+    alertmanagers: g.alertmanagers,
+    pollIntervalMs: g.pollInterval,
+    log,
+  });
+  const poller =
+    g.alertmanagers.length === 0
+      ? undefined
+      : new AlertmanagerPoller(gate, { urls: g.alertmanagers, intervalMs: g.pollInterval, timeoutMs: g.pollTimeout, maxBodyBytes: g.maxBodyBytes, log });
   // Every snapshot is taken between two polls of the files, so offsets and counts agree; without file
   // sources there are no offsets, only counters (stdin and HTTP ingest cannot be read again).
   const snapshot = (): Promise<CheckpointJson> => {
@@ -210,6 +225,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     registry,
     telemetryPath: config.web.telemetryPath,
     beforeScrape: () => {
+      gate.refresh();
       gauges.refresh();
       followerGauges?.refresh();
     },
@@ -218,7 +234,12 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     // between would see them lower than before the restart: a counter reset).
     ...(checkpoint === undefined ? {} : { scrapeReady: () => ready }),
     routers: [
-      gateRouter(gate, { ...(bearerToken === undefined ? {} : { bearerToken }), maxBodyBytes: config.gate.maxBodyBytes, log }),
+      gateRouter(gate, {
+        ...(bearerToken === undefined ? {} : { bearerToken }),
+        ...(poller === undefined ? {} : { onPush: () => void poller.pollNow() }),
+        maxBodyBytes: config.gate.maxBodyBytes,
+        log,
+      }),
       ingestRouter({
         enabled: config.ingest.enabled,
         ...(ingestToken === undefined ? {} : { bearerToken: ingestToken }),
@@ -245,6 +266,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       path: WEBHOOK_PATH,
     });
   }
+  // A restarted replica answers from Alertmanager's state from its first request (one read, bounded by pollTimeout per URL).
+  await poller?.start();
   const servers: WebServer[] = [];
   try {
     for (const at of endpoints) servers.push(await listenWeb(app, at, { ...(web?.tls === undefined ? {} : { tls: web.tls }), http2: web?.http2 ?? false }, log));
@@ -252,6 +275,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     // One address that cannot be bound (in use, not ours) stops the start; the ones bound already close.
     await Promise.all(servers.map((s) => s.close()));
     await auth?.close();
+    await poller?.stop();
     throw err;
   }
   const server = servers[0] as WebServer;
@@ -285,6 +309,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     files: config.sources.files.join(','),
     stdin: config.sources.stdin,
     ingest: config.ingest.enabled,
+    gateAlertmanagers: g.alertmanagers.map(sourceLabel).join(',') || undefined,
     ...(files === undefined ? {} : { maxOpenFiles: files.openFileCap }),
     checkpoint: checkpointFile,
     version: VERSION,
@@ -299,6 +324,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       ready = false;
       clearInterval(settling);
       history.stop();
+      await poller?.stop();
       await checkpointer?.stop();
       stdin?.stop();
       await files?.stop();

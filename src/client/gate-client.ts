@@ -1,7 +1,8 @@
 // gateClient({ url, pollInterval, failOpen }): the caller's side of the load-shedding gate. It polls the
 // exporter's GET /api/v1/gate, keeps the last answer, and `await gate.allows('non-core')` says whether a
 // non-core AI call may go out now: not while the P0 pauses them, and, when the exporter cannot be reached
-// for longer than `staleAfter`, whatever the failure policy says. Core calls are always allowed.
+// for longer than `staleAfter` (or says its own state is stale: no Alertmanager answers it), whatever the
+// failure policy says. Core calls are always allowed.
 import { z } from 'zod';
 import { CounterFamily, GaugeFamily } from '../metrics/families.js';
 import type { Family, MetricsSource } from './exposition.js';
@@ -55,7 +56,8 @@ export interface GateClient extends MetricsSource {
   close(): void;
 }
 
-const gateAnswer = z.looseObject({ pauseNonCore: z.boolean(), since: z.string().nullable().optional() });
+/** `stale: true`: the exporter itself cannot say (no Alertmanager answers it); its answer is no answer. */
+const gateAnswer = z.looseObject({ pauseNonCore: z.boolean(), since: z.string().nullable().optional(), stale: z.boolean().optional().catch(undefined) });
 
 export function gateUrl(base: string): string {
   const url = new URL(base);
@@ -98,6 +100,8 @@ export function gateClient(options: GateClientOptions): GateClient {
       if (!res.ok) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
       const answer = gateAnswer.safeParse(JSON.parse(text));
       if (!answer.success) throw new Error(`not a gate answer: ${text.slice(0, 200)}`);
+      // Counted as a failed poll: after staleAfter of them the failure policy decides, as for an unreachable exporter.
+      if (answer.data.stale === true) throw new Error('the gate says its state is stale (no Alertmanager answers it)');
       const wasReachable = state.reachable;
       state.pauseNonCore = answer.data.pauseNonCore;
       state.since = answer.data.since ?? null;

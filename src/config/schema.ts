@@ -37,6 +37,7 @@ const regex = z.string().transform((text, ctx) => {
 });
 
 const ratio = z.number().min(0).max(1);
+const labelName = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'not a Prometheus label name');
 const headerName = z.string().min(1).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'not an HTTP header name');
 
 /**
@@ -204,6 +205,19 @@ export function listenAddresses(web: { listenAddress: string | readonly string[]
   return typeof web.listenAddress === 'string' ? [web.listenAddress] : [...web.listenAddress];
 }
 
+/** An Alertmanager's base URL: http(s), no query or fragment (the gate appends /api/v2/alerts). */
+const alertmanagerUrl = z.string().refine(
+  (text) => {
+    try {
+      const u = new URL(text);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.search === '' && u.hash === '' && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  },
+  { message: 'not an Alertmanager base URL such as http://alertmanager:9093 (http or https, no query)' },
+);
+
 export const gateSchema = z
   .object({
     /** A file holding the bearer token Alertmanager must send to the webhook; none = no auth. */
@@ -215,8 +229,26 @@ export const gateSchema = z
     maxAlerts: z.number().int().min(1).max(100_000).default(1000),
     /** Largest webhook body; larger ones get 413. */
     maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    /**
+     * Alertmanager base URLs (http://alertmanager:9093) whose API the gate reads, in order: the first that
+     * answers wins (peers of one HA cluster, each holding every alert). Empty = push only (the webhook).
+     */
+    alertmanagers: z.array(alertmanagerUrl).max(16).default([]),
+    /** How often the gate reads the firing pause alerts from `alertmanagers`; a webhook push also reads at once. */
+    pollInterval: duration.default(10_000),
+    /** One read of one Alertmanager; past it the next in the list is asked. */
+    pollTimeout: duration.default(2_000),
+    /**
+     * A pushed alert not sent again for this long stops counting: just over Alertmanager's default
+     * repeat_interval (4h) plus one default group_interval (5m) in which that repeat is flushed.
+     */
+    alertTtl: duration.default(15_300_000),
+    /** Label → value: only pause alerts carrying these (aggregation labels) pause this gate; {} = every one. */
+    scope: z.record(labelName, z.string().min(1)).default({}),
   })
-  .strict();
+  .strict()
+  .refine((g) => g.pollTimeout <= g.pollInterval, { message: '`pollTimeout` must be at most `pollInterval`', path: ['pollTimeout'] })
+  .refine((g) => g.alertTtl > g.pollInterval, { message: '`alertTtl` must be longer than `pollInterval`', path: ['alertTtl'] });
 
 /** POST /api/v1/ingest: NDJSON pushed over HTTP, fed to the same pipeline as files and stdin (source "http"). */
 export const ingestSchema = z
@@ -306,7 +338,6 @@ const forSchema = z
   })
   .strict();
 
-const labelName = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'not a Prometheus label name');
 
 /** Labels the pack itself sets or splits by: an aggregation label of the same name would collide with them. */
 export const RESERVED_AGGREGATION_LABELS = ['instance', 'le', 'hit', 'cohort', 'slo', 'alertname', 'severity', 'priority', 'source'] as const;
@@ -507,6 +538,11 @@ export const kubernetesSchema = z
     /** The gateway Deployment (nginx with the exporter as a sidecar) and its Service. */
     gatewayName: k8sName.default('llm-gateway'),
     replicas: z.number().int().min(1).default(2),
+    /**
+     * What the sidecar's gate reads when gate.alertmanagers is empty: kube-prometheus-stack's Alertmanager
+     * (the operator's alertmanager-operated Service; FILL IN its namespace), so every replica agrees.
+     */
+    alertmanagers: z.array(z.string().regex(/^https?:\/\/[^\s?#]+$/, 'an http:// or https:// base URL')).min(1).default(['http://alertmanager-operated.monitoring.svc:9093']),
     /** What the sidecar's nginx proxies to. */
     upstream: z.string().regex(/^https?:\/\/[^\s;{}'"]+$/, 'an http:// or https:// URL').default('http://llm-api:8080'),
     image: z.string().min(1).default('zero-plane-exporter:0.1.0'),
@@ -576,7 +612,15 @@ export const configSchema = z
     checkpoint: checkpointSchema.default(() => checkpointSchema.parse({})),
     deploy: deploySchema.default(() => deploySchema.parse({})),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    // The P0 carries only the aggregation labels: a scope on any other label would never match, and the gate never pause.
+    for (const label of Object.keys(c.gate.scope)) {
+      if (!c.pack.aggregationLabels.includes(label)) {
+        ctx.addIssue({ code: 'custom', path: ['gate', 'scope', label], message: `"${label}" is not one of pack.aggregationLabels (${c.pack.aggregationLabels.join(', ')}): the P0 carries only those labels` });
+      }
+    }
+  });
 
 export type Config = z.output<typeof configSchema>;
 

@@ -39,6 +39,18 @@ export function sidecarExporterConfig(config: Config): string {
     // of the exporter container through without counting a line twice.
     sources: { files: [SIDECAR_LOG], startAt: 'start', pollInterval: formatDuration(config.sources.pollInterval) },
     web: { telemetryPath: config.web.telemetryPath },
+    // --gate.scope is checked against these.
+    pack: { aggregationLabels: config.pack.aggregationLabels },
+    // Every replica reads the P0 from Alertmanager's API, so a notification that reached one is known to all;
+    // the scope comes from the Pod (gateScope below), not from here.
+    gate: {
+      pauseLabel: config.gate.pauseLabel,
+      pauseValue: config.gate.pauseValue,
+      alertmanagers: config.gate.alertmanagers.length > 0 ? config.gate.alertmanagers : config.deploy.kubernetes.alertmanagers,
+      pollInterval: formatDuration(config.gate.pollInterval),
+      pollTimeout: formatDuration(config.gate.pollTimeout),
+      alertTtl: formatDuration(config.gate.alertTtl),
+    },
     checkpoint: { file: `${SIDECAR_PATHS.stateDir}/checkpoint.json`, schedule: config.checkpoint.schedule, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes },
   };
   return `# zero-plane-exporter in the gateway Pod: the thresholds of the config \`generate\` read, and the sidecar's
@@ -46,9 +58,26 @@ export function sidecarExporterConfig(config: Config): string {
 ${stringify(doc, YAML_OPTIONS)}`;
 }
 
+/**
+ * Where each label of the gate's scope comes from in the Pod: `namespace` (an aggregation label) from the
+ * downward API, any other label of gate.scope (e.g. cluster) from the `<name>-gate-scope` ConfigMap, which
+ * a kustomize overlay per cluster replaces. Kubernetes expands $(VAR) in args from the container's env.
+ */
+export function gateScope(config: Config): { label: string; env: string; from: object }[] {
+  const k = config.deploy.kubernetes;
+  const out: { label: string; env: string; from: object }[] = [];
+  if (config.pack.aggregationLabels.includes('namespace')) out.push({ label: 'namespace', env: 'POD_NAMESPACE', from: { fieldRef: { fieldPath: 'metadata.namespace' } } });
+  for (const label of Object.keys(config.gate.scope)) {
+    if (label === 'namespace') continue;
+    out.push({ label, env: `ZERO_PLANE_GATE_SCOPE_${label.toUpperCase()}`, from: { configMapKeyRef: { name: `${k.name}-gate-scope`, key: label } } });
+  }
+  return out;
+}
+
 /** The exporter's command line in the Pod (the test runs it as is, with the Pod's paths mapped). */
-export function exporterArgs(): string[] {
-  return [`--config.file=${SIDECAR_PATHS.exporterConfigDir}/zero-plane.yml`, `--web.listen-address=:${METRICS_PORT}`];
+export function exporterArgs(config?: Config): string[] {
+  const scope = config === undefined ? [] : gateScope(config).map((s) => `--gate.scope=${s.label}=$(${s.env})`);
+  return [`--config.file=${SIDECAR_PATHS.exporterConfigDir}/zero-plane.yml`, `--web.listen-address=:${METRICS_PORT}`, ...scope];
 }
 
 function mebibytes(bytes: number): string {
@@ -59,6 +88,7 @@ function deployment(config: Config): object {
   const k = config.deploy.kubernetes;
   const selector = { 'app.kubernetes.io/name': k.gatewayName };
   const locked = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+  const scope = gateScope(config);
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -95,7 +125,8 @@ function deployment(config: Config): object {
             {
               name: 'zero-plane-exporter',
               image: k.image,
-              args: exporterArgs(),
+              args: exporterArgs(config),
+              ...(scope.length === 0 ? {} : { env: scope.map((s) => ({ name: s.env, valueFrom: s.from })) }),
               ports: [{ name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' }],
               // 503 until the first scan of the log is done (and, after a restart, until the lines since the
               // checkpoint are counted again), so Prometheus never scrapes a counter lower than before.
@@ -194,6 +225,9 @@ function podMonitor(config: Config): object {
 function kustomization(config: Config, dashboards: string[]): object {
   const k = config.deploy.kubernetes;
   const [image, tag] = splitImage(k.image);
+  const scopeLiterals = Object.entries(config.gate.scope)
+    .filter(([label]) => label !== 'namespace')
+    .map(([label, value]) => `${label}=${value}`);
   return {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
@@ -202,6 +236,10 @@ function kustomization(config: Config, dashboards: string[]): object {
     configMapGenerator: [
       { name: `${k.gatewayName}-nginx`, files: ['config/nginx.conf'], options: { labels: commonLabels(config, 'gateway') } },
       { name: `${k.name}-config`, files: ['config/zero-plane.yml'], options: { labels: commonLabels(config, 'exporter') } },
+      // gate.scope's labels other than namespace (e.g. cluster=a): an overlay per cluster merges its own values.
+      ...(scopeLiterals.length === 0
+        ? []
+        : [{ name: `${k.name}-gate-scope`, literals: scopeLiterals, options: { labels: commonLabels(config, 'exporter') } }]),
     ],
     // Point this at the image built from the Dockerfile: kubectl apply -k picks it up for both containers.
     images: [{ name: image, newName: image, ...(tag === undefined ? {} : { newTag: tag }) }],

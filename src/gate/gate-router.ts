@@ -17,6 +17,8 @@ export interface GateRouterOptions {
   bearerToken?: string;
   /** Largest webhook body (gate.maxBodyBytes); larger ones get 413. */
   maxBodyBytes?: number;
+  /** Called after each accepted push: the gate then reads Alertmanager at once (gate.alertmanagers set). */
+  onPush?: () => void;
   log: Logger;
 }
 
@@ -48,13 +50,15 @@ export function gateRouter(gate: LoadSheddingGate, opts: GateRouterOptions): exp
     }
     const parsed = parseWebhookPayload(req.body);
     if (!parsed.ok) {
+      gate.pushRejected();
       log.warn('gate webhook rejected', { reason: parsed.error, remote: req.socket.remoteAddress });
       res.status(400).json({ error: parsed.error });
       return;
     }
     const before = gate.state();
-    gate.receive(parsed.payload);
+    gate.receive(parsed.payload, req.socket.remoteAddress);
     const after = gate.state();
+    opts.onPush?.();
     log.debug('gate webhook received', {
       receiver: parsed.payload.receiver,
       groupKey: parsed.payload.groupKey,
@@ -88,7 +92,10 @@ export function gateRouter(gate: LoadSheddingGate, opts: GateRouterOptions): exp
     if (res.headersSent) return next(err);
     const { status, message } = describeError(err, maxBodyBytes);
     if (status >= 500) log.error('gate request failed', { path: req.path, error: err instanceof Error ? err.message : String(err) });
-    else log.warn('gate webhook rejected', { reason: message, remote: req.socket.remoteAddress });
+    else {
+      gate.pushRejected();
+      log.warn('gate webhook rejected', { reason: message, remote: req.socket.remoteAddress });
+    }
     res.status(status).json({ error: message });
   });
 

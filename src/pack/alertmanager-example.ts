@@ -29,6 +29,29 @@ export function gateUrl(config: Config): string {
   return config.alertmanager.gate.url ?? `http://zero-plane-exporter:${port}/api/v1/alerts/webhook`;
 }
 
+/**
+ * How each cluster's P0 reaches its own gate: one route per cluster, each to a receiver with that
+ * cluster's gate URL (Alertmanager cannot template a webhook URL). Only when cluster is an aggregation
+ * label, so that the P0 carries it; written as a comment, since the clusters are the user's.
+ */
+function perCluster(config: Config): string {
+  const labels = config.pack.aggregationLabels;
+  const label = labels.includes('cluster') ? 'cluster' : undefined;
+  const g = config.gate;
+  const r = receivers(config);
+  const how = label === undefined ? ' (add cluster to pack.aggregationLabels first)' : '';
+  return `
+    # One Alertmanager for several clusters${how}:
+    # route each cluster's P0 to its own gate, one route and receiver per cluster, above this one. Each
+    # gate has gate.scope {cluster: <its cluster>} and pauses for its own cluster's P0 only, whatever it is sent:
+    #   - matchers: ['${g.pauseLabel}="${g.pauseValue}"', '${label ?? 'cluster'}="a"']
+    #     receiver: ${r.gate}-a      # webhook_configs: [{url: <cluster a's gate>, send_resolved: true}]
+    #     group_by: [alertname, ${labels.join(', ')}${label === undefined ? ', cluster' : ''}]
+    #     group_wait: 0s
+    #     group_interval: 10s
+    #     repeat_interval: 5m`;
+}
+
 export function alertmanagerExample(config: Config): string {
   const g = config.gate;
   const a = config.alertmanager;
@@ -62,8 +85,10 @@ route:
       group_by: [${labels}]
       group_wait: 10s
       continue: true
-    # The gate pauses non-core calls while the P0 fires and resumes when it resolves (send_resolved),
-    # so it gets every change quickly and a reminder often: a restarted exporter re-learns the state.
+    # The gate pauses non-core calls while the P0 fires and resumes when it resolves (send_resolved).
+    # Each exporter also reads the firing P0 from this Alertmanager's API (gate.alertmanagers) every
+    # gate.pollInterval, so every replica agrees whichever one a notification reached; the webhook is
+    # the fast path (a push makes the gate read at once), the short repeat a reminder for push-only gates.${perCluster(config)}
     - matchers: ['${g.pauseLabel}="${g.pauseValue}"']
       receiver: ${r.gate}
       group_by: [alertname, ${labels}]
