@@ -63,7 +63,7 @@ export async function readReportInput(
   thread: SecondThread,
   signal?: AbortSignal,
 ): Promise<void> {
-  const opts = { maxLineBytes: config.input.maxLineBytes, ...(signal === undefined ? {} : { signal }) };
+  const opts = { maxLineBytes: config.input.maxLineBytes, envelope: config.input.envelope, ...(signal === undefined ? {} : { signal }) };
   const mid = await splitPoint(path, minBytes);
   if (mid === undefined) {
     await readInput(path, opts, pipeline);
@@ -154,6 +154,7 @@ async function detectHead(path: string, end: number, config: Config): Promise<Pr
       oversize: () => {},
     },
     path,
+    config.input.envelope,
   );
   const fh = await open(path, 'r');
   try {

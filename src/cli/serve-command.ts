@@ -97,7 +97,11 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     }
   }
 
-  const pipeline = new Pipeline(config, { input: inputLog(log) });
+  const pipeline = new Pipeline(config, {
+    input: inputLog(log),
+    // Per file: a bare log says nothing above debug, a wrapped one once per file it was found in.
+    envelope: (source, envelope) => (envelope === 'none' ? log.debug : log.info).call(log, 'input envelope', { source, envelope }),
+  });
   // Restored before anything is read, so the pipeline's series handles find the restored series.
   const checkpointFile = config.checkpoint.file;
   const gauges = new WindowGauges(pipeline.window, config.signals);
@@ -168,6 +172,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
           {
             patterns: config.sources.files,
             maxLineBytes,
+            envelope: config.input.envelope,
             pollIntervalMs: config.sources.pollInterval,
             startAt: config.sources.startAt,
             maxOpenFiles: config.sources.maxOpenFiles,
@@ -177,12 +182,13 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
           events,
         )
       : undefined;
-  const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events) : undefined;
+  const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events, undefined, config.input.envelope) : undefined;
   const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
   const registry = buildRegistry(
     [
       ...pipeline.metrics.families(),
       pipeline.inputInfo,
+      pipeline.inputEnvelope,
       ...gauges.families(),
       ...(followerGauges?.families() ?? []),
       ...gate.families(),
@@ -218,6 +224,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         maxInFlightBytes: config.ingest.maxInFlightBytes,
         bodyReadTimeoutMs: config.ingest.bodyReadTimeout,
         maxLineBytes,
+        envelope: config.input.envelope,
         sink: pipeline,
         log,
       }),

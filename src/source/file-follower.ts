@@ -2,6 +2,7 @@ import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import { DirectoryIndex } from './directory-index.js';
 import { OpenFiles, openFilesCap } from './open-files.js';
 import type { LineSink, ResumeOutcome, RotationKind, SourceErrorReason, SourceEvents } from './line-sink.js';
+import type { EnvelopeMode } from './envelope.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, readHead } from './file-identity.js';
@@ -18,6 +19,8 @@ export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.
 export interface FollowOptions {
   patterns: string[];
   maxLineBytes: number;
+  /** input.envelope, decided per file with `auto`; default `none`. */
+  envelope?: EnvelopeMode;
   pollIntervalMs?: number; // default 250
   /** Where to begin in files that exist at startup; default 'end'. Files that appear later are always read from the start. */
   startAt?: 'end' | 'start';
@@ -891,7 +894,7 @@ export class FileFollower {
   }
 
   private newSplitter(source: string): LineSplitter {
-    return new LineSplitter(this.opts.maxLineBytes, this.sink, source);
+    return new LineSplitter(this.opts.maxLineBytes, this.sink, source, this.opts.envelope);
   }
 
   /** Emits a partial last line that will never be completed. */

@@ -1,3 +1,5 @@
+import type { Envelope } from './envelope.js';
+
 /** Where sources deliver lines. `source` is the configured source name (a glob pattern as written, or "stdin"), never a per-file path, so it is safe as a metric label. */
 export interface LineSink {
   line(text: string, source: string): void;
@@ -18,6 +20,10 @@ export interface LineSink {
    * it detects their format) counts them.
    */
   drain?(source: string): void;
+  /** A run of `bytes` NUL bytes where a line starts was skipped (the hole a truncation leaves). */
+  nulBytes?(source: string, bytes: number): void;
+  /** With input.envelope: auto, the envelope the first lines of one of the source's files showed. */
+  envelope?(source: string, envelope: Envelope): void;
 }
 
 export type SourceErrorReason = 'not_found' | 'permission_denied' | 'read_error';
