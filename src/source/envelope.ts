@@ -130,10 +130,13 @@ export class EnvelopeReader {
     const ended = d.log.endsWith('\n');
     const p = this.pieces.get(d.stream);
     if (ended && p === undefined) {
-      this.out.text(d.log.slice(0, d.log.length - (d.log.endsWith('\r\n') ? 2 : 1)));
+      const text = d.log.slice(0, d.log.length - (d.log.endsWith('\r\n') ? 2 : 1));
+      // An empty line is no line, as in a bare file.
+      if (text !== '') this.out.text(text);
       return;
     }
-    const bytes = Buffer.from(ended ? d.log.slice(0, -1) : d.log, 'utf8');
+    // A CRLF line's `\r` is no content, as in a bare file (nor counted against the line limit).
+    const bytes = Buffer.from(ended ? d.log.slice(0, d.log.endsWith('\r\n') ? -2 : -1) : d.log, 'utf8');
     this.piece(d.stream, bytes, 0, bytes.length, !ended);
   }
 
