@@ -21,7 +21,8 @@ export interface IngestOutcome {
 
 export interface FeedOptions {
   maxLineBytes: number;
-  envelope: EnvelopeMode;
+  /** input.envelope, decided per body with `auto`; default `none`. */
+  envelope?: EnvelopeMode;
   /** The `source` label: "http". */
   source: string;
   /** application/json-seq (RFC 7464): each record starts with an RS (U+001E), which is not part of the JSON. */
