@@ -3,6 +3,7 @@
 // (the whole JSON but `input`, which names the file). CRI lines are cut into P pieces ended by an F line,
 // as the kubelet's runtime cuts long lines, and Docker lines into pieces without their `\n`, as the
 // json-file driver cuts lines over 16 KiB; here the pieces are small, so every fixture line is cut.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ import { buildReport } from '../src/report/build-report.js';
 import type { Envelope, EnvelopeMode } from '../src/source/envelope.js';
 import { LineSplitter } from '../src/source/line-splitter.js';
 import { readInput } from '../src/source/read-input.js';
-import { runCli } from './helpers/cli-process.js';
+import { BIN, runCli } from './helpers/cli-process.js';
 import { tempDir } from './helpers/temp-dir.js';
 
 type Json = Record<string, unknown>;
@@ -133,6 +134,29 @@ describe('a wrapped copy of every gateway fixture gives the report of the fixtur
     expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
     expect(b.stderr).toBe('');
     expect(strip(b.stdout)).toEqual(strip(a.stdout));
+  });
+});
+
+describe('report on two threads', () => {
+  it('reads a file with pieces whole: the same report as the bare file, whatever the split point', () => {
+    const dir = tempDir('zp-envelope-parallel-');
+    const log = join(GOLDEN, 'real-nginx.ndjson');
+    const run = (file: string) => {
+      const r = spawnSync(process.execPath, [BIN, 'report', '--format', 'json', file], { encoding: 'utf8', env: { ...process.env, ZP_REPORT_PARALLEL_MIN_BYTES: '0' }, timeout: 30_000 });
+      expect(r.status, r.stderr).toBe(0);
+      const { input, stddevSeconds, ...rest } = JSON.parse(r.stdout) as Json;
+      void input;
+      return { rest, stddevSeconds: stddevSeconds as number };
+    };
+    const bare = run(log);
+    for (const how of ['cri', 'docker', 'syslog-3164']) {
+      const wrapped = join(dir, `${how}.log`);
+      writeFileSync(wrapped, WRAP[how]!(rawLines(readFileSync(log))));
+      const got = run(wrapped);
+      expect(got.rest, how).toEqual(bare.rest);
+      // σ from moments merged across threads equals the one-pass σ within float rounding.
+      expect(got.stddevSeconds).toBeCloseTo(bare.stddevSeconds, 12);
+    }
   });
 });
 

@@ -177,6 +177,23 @@ export class EnvelopeReader {
   }
 }
 
+/**
+ * Whether a file whose first bytes are `head`, read with `mode`, may hold lines cut into pieces (CRI,
+ * Docker): such a file cannot be split at an arbitrary line start (report's two threads).
+ */
+export function mayJoinPieces(mode: EnvelopeMode, head: Buffer): boolean {
+  if (mode === 'cri' || mode === 'docker') return true;
+  if (mode !== 'auto') return false;
+  // The first non-empty line decides in auto (a garbage first line: assume it may).
+  let at = 0;
+  while (at < head.length && (head[at] === 0x0a || head[at] === CR || head[at] === 0)) at++;
+  const nl = head.indexOf(0x0a, at);
+  const end = nl < 0 ? head.length : nl;
+  if (criContent(head, at, end) >= 0) return true;
+  if (head[at] === LBRACE) return dockerLine(head.toString('utf8', at, end)) !== undefined || nl < 0;
+  return syslogContent(head, at, end) < 0;
+}
+
 /** A Docker json-file record's `log` and `stream`, or undefined when the line is not one. */
 export function dockerLine(text: string): { log: string; stream: string } | undefined {
   if (!text.startsWith('{"log":')) return undefined;
