@@ -22,7 +22,8 @@ export class LineSplitter {
   private pendingLen = 0;
   /** Inside an oversize line that was already reported: skip until `\n`. */
   private isDiscarding = false;
-  private readonly envelope: EnvelopeReader | undefined;
+  /** Dropped once `auto` finds a bare file: from then on a line costs what it costs without envelopes. */
+  private envelope: EnvelopeReader | undefined;
 
   constructor(
     private readonly maxLineBytes: number,
@@ -37,7 +38,10 @@ export class LineSplitter {
             bytes: (buf, start, end) => this.deliver(buf, start, end),
             text: (text) => sink.line(text, source),
             oversize: () => sink.oversize(source),
-            decided: (e) => sink.envelope?.(source, e),
+            decided: (e) => {
+              if (e === 'none') this.envelope = undefined;
+              sink.envelope?.(source, e);
+            },
           });
   }
 
