@@ -4,9 +4,9 @@
 // as the kubelet's runtime cuts long lines, and Docker lines into pieces without their `\n`, as the
 // json-file driver cuts lines over 16 KiB; here the pieces are small, so every fixture line is cut.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { feedLines } from '../src/ingest/feed-lines.js';
@@ -15,7 +15,7 @@ import { buildReport } from '../src/report/build-report.js';
 import type { Envelope, EnvelopeMode } from '../src/source/envelope.js';
 import { LineSplitter } from '../src/source/line-splitter.js';
 import { readInput } from '../src/source/read-input.js';
-import { BIN, runCli } from './helpers/cli-process.js';
+import { BIN, runCli, sample, startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
 import { tempDir } from './helpers/temp-dir.js';
 
 type Json = Record<string, unknown>;
@@ -208,6 +208,36 @@ describe('input.envelope', () => {
     expect(feedLines(pipeline, [Buffer.from(`${JSON.stringify({ log: `${line}\n`, stream: 'stderr', time: TIME })}\n`)], opts).accepted).toBe(1);
     expect(feedLines(pipeline, [Buffer.from(`${line}\n`)], opts).accepted).toBe(1);
   });
+});
+
+describe('serve', () => {
+  let serve: ServeProcess | undefined;
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it('decides per followed file and per generation: a glob over a bare and a CRI file, the CRI file rotated into a bare one', async () => {
+    const dir = tempDir('zp-envelope-serve-');
+    const line = readFileSync(join(GOLDEN, 'real-caddy.ndjson'), 'utf8').split('\n')[0] as string;
+    const pattern = join(dir, '*.log');
+    serve = await startServe([pattern]);
+    const server = serve;
+    writeFileSync(join(dir, 'a.log'), `${line}\n${line}\n`);
+    writeFileSync(join(dir, 'b.log'), `${TIME} stdout P ${line.slice(0, 40)}\n${TIME} stdout F ${line.slice(40)}\n${TIME} stderr F ${line}\n`);
+    const metrics = async () => (await fetch(`${server.url}/metrics`)).text();
+    const requests = async () => sample(await metrics(), `zero_plane_exporter_lines_total{source="${pattern}"}`);
+    await waitFor(async () => ((await requests()) === 4 ? true : undefined), 15_000, '4 lines read');
+    // logrotate `create`: the CRI file renamed away, a bare one in its place.
+    renameSync(join(dir, 'b.log'), join(dir, 'b.log.1'));
+    writeFileSync(join(dir, 'b.log'), `${line}\n`);
+    await waitFor(async () => ((await requests()) === 5 ? true : undefined), 15_000, '5 lines read');
+    const text = await metrics();
+    expect(sample(text, `zero_plane_exporter_input_envelope_info{source="${pattern}",envelope="cri"}`)).toBe(1);
+    expect(sample(text, `zero_plane_exporter_input_envelope_info{source="${pattern}",envelope="none"}`)).toBe(1);
+    expect(sample(text, 'zero_plane_exporter_parse_errors_total{reason="invalid_json"}')).toBe(0);
+    expect(text.split('\n').filter((l) => l.startsWith('zero_plane_requests_total{')).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)).toBe(5);
+    expect(serve.logs.filter((l) => l.msg === 'input envelope').map((l) => l.envelope)).toEqual(['cri']);
+  }, 60_000);
 });
 
 describe('pieces of a line held by the envelope', () => {
