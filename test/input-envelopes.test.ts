@@ -191,6 +191,19 @@ describe('input.envelope', () => {
     expect(await read('docker')).toEqual([3, 0, 3]);
   });
 
+  it('with `none`, wrapped lines still get a hint that names the envelope to set', () => {
+    const log = join(GOLDEN, 'real-haproxy.ndjson');
+    const cfg = join(dir, 'none.yml');
+    writeFileSync(cfg, 'input:\n  envelope: none\n');
+    for (const [how, envelope] of [['cri', 'cri'], ['docker', 'docker'], ['syslog-haproxy', 'syslog'], ['rsyslog-traditional', 'syslog']] as const) {
+      const wrapped = join(dir, `hint.${how}.log`);
+      writeFileSync(wrapped, WRAP[how]!(rawLines(readFileSync(log))));
+      const r = runCli(['report', '--config.file', cfg, wrapped]);
+      expect(r.code, how).toBe(1);
+      expect(r.stderr, how).toContain(`set input.envelope: ${envelope}`);
+    }
+  });
+
   it('a bad value exits 2 naming the file and the key', () => {
     const cfg = join(dir, 'bad.yml');
     writeFileSync(cfg, 'input:\n  envelope: journald\n');
