@@ -253,6 +253,44 @@ describe('serve', () => {
   }, 60_000);
 });
 
+describe('a checkpoint while pieces of a line are held', () => {
+  let serve: ServeProcess | undefined;
+  afterAll(async () => {
+    await serve?.stop('SIGKILL');
+  });
+
+  it('goes back to the first piece: after SIGTERM and a restart, the line is read whole, once', async () => {
+    const dir = tempDir('zp-envelope-checkpoint-');
+    const log = join(dir, 'container.log');
+    const checkpoint = join(dir, 'checkpoint.json');
+    const cfg = join(dir, 'zp.yml');
+    writeFileSync(cfg, 'checkpoint:\n  schedule: "0 0 0 1 1 *"\n');
+    const line = readFileSync(join(GOLDEN, 'real-caddy.ndjson'), 'utf8').split('\n')[0] as string;
+    const full = `${TIME} stdout F ${line}\n`;
+    const pieces = `${TIME} stdout P ${line.slice(0, 60)}\n${TIME} stdout P ${line.slice(60, 120)}\n`;
+    writeFileSync(log, full + full + pieces);
+    const args = [`--config.file=${cfg}`, `--checkpoint.file=${checkpoint}`, '--tail.start-at=start', log];
+    const linesRead = async (s: ServeProcess) => {
+      const res = await fetch(`${s.url}/metrics`);
+      return res.status === 200 ? sample(await res.text(), `zero_plane_exporter_lines_total{source="${log}"}`) : undefined;
+    };
+    serve = await startServe(args);
+    const first = serve;
+    await waitFor(async () => ((await linesRead(first)) === 2 ? true : undefined), 15_000, '2 lines');
+    expect(await serve.stop('SIGTERM')).toBe(0);
+    const saved = JSON.parse(readFileSync(checkpoint, 'utf8')) as { files: { followed: Array<{ offset: number }> } };
+    expect(saved.files.followed).toMatchObject([{ offset: Buffer.byteLength(full + full) }]);
+
+    writeFileSync(log, `${full}${full}${pieces}${TIME} stdout F ${line.slice(120)}\n${full}`);
+    serve = await startServe(args);
+    const second = serve;
+    await waitFor(async () => ((await linesRead(second)) === 4 ? true : undefined), 15_000, '4 lines');
+    const text = await (await fetch(`${second.url}/metrics`)).text();
+    expect(sample(text, 'zero_plane_exporter_parse_errors_total{reason="invalid_json"}')).toBe(0);
+    expect(text.split('\n').filter((l) => l.startsWith('zero_plane_requests_total{')).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)).toBe(4);
+  }, 60_000);
+});
+
 describe('pieces of a line held by the envelope', () => {
   const sinkOf = (lines: string[], oversize: string[] = []) => ({
     line: (t: string) => lines.push(t),

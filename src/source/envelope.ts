@@ -205,7 +205,8 @@ export function dockerLine(text: string): { log: string; stream: string } | unde
   }
   if (obj === null || typeof obj !== 'object') return undefined;
   const { log, stream, time } = obj as Record<string, unknown>;
-  return typeof log === 'string' && typeof stream === 'string' && typeof time === 'string' ? { log, stream } : undefined;
+  // Docker writes only these two streams; any other is not its record (and pieces stay bounded per file).
+  return typeof log === 'string' && (stream === 'stdout' || stream === 'stderr') && typeof time === 'string' ? { log, stream } : undefined;
 }
 
 const isDigit = (b: number | undefined): boolean => b !== undefined && b >= 0x30 && b <= 0x39;
