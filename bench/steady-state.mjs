@@ -46,7 +46,8 @@ if (contender === 'baseline') {
   const config = { ...base, input: { ...base.input, preset } };
   for (let r = 0; r < rounds; r++) {
     const pipeline = new Pipeline(config, { keepTotals: true });
-    const splitter = new LineSplitter(config.input.maxLineBytes, pipeline, file);
+    // input.envelope as `report` reads with it (a build before envelopes ignores the argument).
+    const splitter = new LineSplitter(config.input.maxLineBytes, pipeline, file, config.input.envelope);
     for (const c of chunks) splitter.push(c);
     splitter.flush();
     pipeline.finish();

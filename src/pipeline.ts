@@ -13,6 +13,7 @@ import { TOO_LONG, type ParseResult, type RecordParser } from './record/parse-re
 import { candidateFor, headerless, lacksTokens, SourceInputs, type HeadersHint, type HeldLines, type InputEvents, type SourceInput } from './record/source-inputs.js';
 import { SignalClassifier } from './signals/classify.js';
 import type { OptIn } from './signals/opt-in.js';
+import type { Envelope } from './source/envelope.js';
 import type { LineSink, Stream } from './source/line-sink.js';
 import { Aggregate, type AggregateState } from './windows/aggregate.js';
 import { SlidingWindow, type Clock } from './windows/sliding-window.js';
@@ -41,6 +42,8 @@ export interface PipelineOptions {
    * src/history holds lines back to count them in the order of their own time, with count().
    */
   hold?: (parsed: ParseResult, source: string) => void;
+  /** Told the envelope input.envelope: auto found in the first lines of each file (source/envelope.ts). */
+  envelope?: (source: string, envelope: Envelope) => void;
 }
 
 
@@ -126,6 +129,12 @@ export class Pipeline implements LineSink {
     'Per source: 1 while none of its records (at least input.headerWatch of them) carried a wanted response header field where its preset keeps them, 0 once one did.',
     ['source'],
   );
+  /** zero_plane_exporter_input_envelope_info{source,envelope}: 1 for each envelope a file of the source was found in. */
+  readonly inputEnvelope = new GaugeFamily(
+    'zero_plane_exporter_input_envelope_info',
+    'What wraps the lines of the source\'s files (input.envelope, or found in each file\'s first lines when auto): none, cri, docker or syslog.',
+    ['source', 'envelope'],
+  );
   /** Requests by status code (index), when keepTotals is set: `report` lists the most frequent. */
   readonly statusCodes: number[] | undefined;
   private readonly classifier: SignalClassifier;
@@ -139,6 +148,7 @@ export class Pipeline implements LineSink {
   private readonly optInSeries = new Map<string, SeriesHandle>();
   private readonly countersOnly: boolean;
   private readonly hold: PipelineOptions['hold'];
+  private readonly onEnvelope: PipelineOptions['envelope'];
   /** Parsed by lineBytes, not yet counted, with their sources: in the order read (see COUNT_BATCH). */
   private readonly parsedBatch: ParseResult[] = [];
   private readonly sourceBatch: SourceState[] = [];
@@ -180,6 +190,7 @@ export class Pipeline implements LineSink {
     this.delayProfileHeader = config.headers.delayProfile.name.toLowerCase();
     this.countersOnly = opts.countersOnly === true;
     this.hold = opts.hold;
+    this.onEnvelope = opts.envelope;
   }
 
   line(text: string, source: string, stream?: Stream): void {
@@ -254,6 +265,15 @@ export class Pipeline implements LineSink {
     const src = this.sourceState(source, stream);
     this.add(TOO_LONG, src);
     this.inputs.oversize(src);
+  }
+
+  nulBytes(source: string, bytes: number): void {
+    this.metrics.nulBytes.inc([source], bytes);
+  }
+
+  envelope(source: string, envelope: Envelope): void {
+    this.inputEnvelope.set([source, envelope], 1);
+    this.onEnvelope?.(source, envelope);
   }
 
   /** Counts a line that `hold` was given (a replay, in the order of the lines' own time). */

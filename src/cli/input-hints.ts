@@ -6,7 +6,7 @@ import type { Logger } from '../server/logger.js';
 /** What to do about an input whose first lines were mostly skipped, in words (serve logs it as `fix`). */
 export function inputFix(h: InputHint): string {
   if (h.suggestion !== undefined) return `they look like ${h.suggestion}: set input.preset: ${h.suggestion}`;
-  if (h.textFormat !== undefined) return `they are ${h.textFormat.name}, not JSON: ${h.textFormat.fix}`;
+  if (h.textFormat !== undefined) return `they are ${h.textFormat.name}${h.textFormat.wrapped === true ? ', read without unwrapping them' : ', not JSON'}: ${h.textFormat.fix}`;
   return 'see "Input" in the README for the log formats read';
 }
 

@@ -19,6 +19,7 @@ import { SignalClassifier } from '../signals/classify.js';
 import { PresetDetector, type Evidence } from '../record/detect-preset.js';
 import type { PresetName } from '../record/presets.js';
 import type { Logger } from '../server/logger.js';
+import { mayJoinPieces } from '../source/envelope.js';
 import { LineSplitter } from '../source/line-splitter.js';
 import { readFileRange, readInput } from '../source/read-input.js';
 
@@ -63,9 +64,9 @@ export async function readReportInput(
   thread: SecondThread,
   signal?: AbortSignal,
 ): Promise<void> {
-  const opts = { maxLineBytes: config.input.maxLineBytes, ...(signal === undefined ? {} : { signal }) };
+  const opts = { maxLineBytes: config.input.maxLineBytes, envelope: config.input.envelope, ...(signal === undefined ? {} : { signal }) };
   const mid = await splitPoint(path, minBytes);
-  if (mid === undefined) {
+  if (mid === undefined || (config.input.envelope !== 'none' && mayJoinPieces(config.input.envelope, await headBytes(path)))) {
     await readInput(path, opts, pipeline);
     return;
   }
@@ -101,6 +102,18 @@ export async function readReportInput(
   }
   log?.debug('report: label limits would not merge exactly, second half read again on one thread', { file: path });
   await readFileRange(path, mid, undefined, opts, pipeline);
+}
+
+/** The first 64 KiB of a file (what decides its envelope). */
+async function headBytes(path: string): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 16);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
 }
 
 /**
@@ -161,6 +174,8 @@ async function detectHead(path: string, end: number, config: Config): Promise<{ 
       oversize: () => {},
     },
     path,
+    undefined,
+    config.input.envelope,
   );
   const fh = await open(path, 'r');
   try {

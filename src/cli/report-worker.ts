@@ -8,6 +8,6 @@ import type { WorkerJob } from './report-parallel.js';
 // A failed read is an unhandled rejection here, which ends the worker with an 'error' event in the thread that started it.
 parentPort?.on('message', async (job: WorkerJob) => {
   const pipeline = new Pipeline(job.config, { keepTotals: true, keepWatchOutcomes: true });
-  await readFileRange(job.path, job.start, undefined, { maxLineBytes: job.config.input.maxLineBytes }, pipeline);
+  await readFileRange(job.path, job.start, undefined, { maxLineBytes: job.config.input.maxLineBytes, envelope: job.config.input.envelope }, pipeline);
   parentPort?.postMessage(pipeline.state());
 });

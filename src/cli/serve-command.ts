@@ -98,7 +98,11 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     }
   }
 
-  const pipeline = new Pipeline(config, { input: inputLog(log) });
+  const pipeline = new Pipeline(config, {
+    input: inputLog(log),
+    // Per file: a bare log says nothing above debug, a wrapped one once per file it was found in.
+    envelope: (source, envelope) => (envelope === 'none' ? log.debug : log.info).call(log, 'input envelope', { source, envelope }),
+  });
   // Restored before anything is read, so the pipeline's series handles find the restored series.
   const checkpointFile = config.checkpoint.file;
   const gauges = new WindowGauges(pipeline.window, config.signals);
@@ -189,6 +193,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
           {
             patterns: config.sources.files,
             maxLineBytes,
+            envelope: config.input.envelope,
             pollIntervalMs: config.sources.pollInterval,
             startAt: config.sources.startAt,
             maxOpenFiles: config.sources.maxOpenFiles,
@@ -198,7 +203,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
           events,
         )
       : undefined;
-  const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events) : undefined;
+  const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events, undefined, config.input.envelope) : undefined;
   const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
   const registry = buildRegistry(
     [
@@ -206,6 +211,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       pipeline.inputInfo,
       pipeline.inputDecisions,
       pipeline.headersUnseen,
+      pipeline.inputEnvelope,
       ...gauges.families(),
       ...(followerGauges?.families() ?? []),
       ...gate.families(),
@@ -247,6 +253,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         maxInFlightBytes: config.ingest.maxInFlightBytes,
         bodyReadTimeoutMs: config.ingest.bodyReadTimeout,
         maxLineBytes,
+        envelope: config.input.envelope,
         sink: pipeline,
         log,
       }),

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { matcherListProblem } from './promql-matchers.js';
 import { onCalendar } from '../record/calendar.js';
 import { PRESET_NAMES } from '../record/presets.js';
+import { ENVELOPE_MODES } from '../source/envelope.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
 import { formatDuration, parseDuration } from './duration.js';
 
@@ -97,6 +98,10 @@ export const inputSchema = z
       .object({ records: z.number().int().min(1).default(1000), duration: duration.default(300_000) })
       .strict()
       .default({ records: 1000, duration: 300_000 }),
+    /** A latency above this is a parse error (`implausible_latency`), never a sample: a unit read wrong, a clock jump. */
+    maxLatency: duration.default(3_600_000),
+    /** What wraps each line (source/envelope.ts): `auto` decides per file from its first lines. */
+    envelope: z.enum(ENVELOPE_MODES).default('auto'),
   })
   .strict();
 

@@ -185,7 +185,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
         name,
         path,
         reader: await openChunks(path, buffer, opts.interrupt),
-        splitter: new LineSplitter(config.input.maxLineBytes, pipeline, name),
+        splitter: new LineSplitter(config.input.maxLineBytes, pipeline, name, undefined, config.input.envelope),
         filter: new TimeFilter<ParseResult>(
           filterOptions,
           (timeMs, parsed) => {

@@ -3,6 +3,7 @@
 // runs this to the end before any other line (from a file, stdin or another request) is handled, so the
 // difference is exactly this body's, and the response can never disagree with /metrics.
 import type { Pipeline } from '../pipeline.js';
+import type { EnvelopeMode } from '../source/envelope.js';
 import { newStream, type LineSink } from '../source/line-sink.js';
 import { LineSplitter } from '../source/line-splitter.js';
 
@@ -20,6 +21,8 @@ export interface IngestOutcome {
 
 export interface FeedOptions {
   maxLineBytes: number;
+  /** input.envelope, decided per body with `auto`; default `none`. */
+  envelope?: EnvelopeMode;
   /** The `source` label: "http". */
   source: string;
   /** application/json-seq (RFC 7464): each record starts with an RS (U+001E), which is not part of the JSON. */
@@ -31,12 +34,17 @@ const RS = 0x1e;
 export function feedLines(sink: CountingSink, chunks: readonly Buffer[], opts: FeedOptions): IngestOutcome {
   const before = counts(sink);
   const target: LineSink = opts.recordSeparators
-    ? { line: (text, source, stream) => sink.line(text.charCodeAt(0) === RS ? text.slice(1) : text, source, stream), oversize: (source, stream) => sink.oversize(source, stream) }
+    ? {
+        line: (text, source, stream) => sink.line(text.charCodeAt(0) === RS ? text.slice(1) : text, source, stream),
+        oversize: (source, stream) => sink.oversize(source, stream),
+        ...(sink.nulBytes === undefined ? {} : { nulBytes: sink.nulBytes.bind(sink) }),
+        ...(sink.envelope === undefined ? {} : { envelope: sink.envelope.bind(sink) }),
+      }
     : sink;
   // Each body is a stream of its own: its format is detected on its own lines (another gateway's body
   // after this one is read with its own preset).
   const stream = newStream(opts.source);
-  const splitter = new LineSplitter(opts.maxLineBytes, target, opts.source, stream);
+  const splitter = new LineSplitter(opts.maxLineBytes, target, opts.source, stream, opts.envelope);
   for (const chunk of chunks) splitter.push(chunk);
   // The end of the body ends its last line, newline or not; and none of its lines may still be held back.
   splitter.flush();

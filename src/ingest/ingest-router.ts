@@ -4,6 +4,7 @@
 // nothing, and the response's accepted/rejected counts are exactly what /metrics gained from it.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { BearerToken } from '../server/bearer-token.js';
+import type { EnvelopeMode } from '../source/envelope.js';
 import type { Logger } from '../server/logger.js';
 import { feedLines, type CountingSink, type IngestOutcome } from './feed-lines.js';
 import { ByteBudget, parseContentEncoding, readBody } from './read-body.js';
@@ -20,6 +21,8 @@ export interface IngestRouterOptions {
   /** Milliseconds a request has to send its whole body (ingest.bodyReadTimeout). */
   bodyReadTimeoutMs: number;
   maxLineBytes: number;
+  /** input.envelope, decided per request with `auto`. */
+  envelope: EnvelopeMode;
   sink: CountingSink;
   log: Logger;
 }
@@ -79,7 +82,7 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
     }
     let outcome: IngestOutcome;
     try {
-      outcome = feedLines(opts.sink, body.chunks, { maxLineBytes: opts.maxLineBytes, source: INGEST_SOURCE, recordSeparators: media.recordSeparators });
+      outcome = feedLines(opts.sink, body.chunks, { maxLineBytes: opts.maxLineBytes, envelope: opts.envelope, source: INGEST_SOURCE, recordSeparators: media.recordSeparators });
     } finally {
       body.release();
     }

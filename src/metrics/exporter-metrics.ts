@@ -53,6 +53,7 @@ export class ExporterMetrics {
   readonly skippedBytes: CounterFamily;
   readonly partialLines: CounterFamily;
   readonly sourceErrors: CounterFamily;
+  readonly nulBytes: CounterFamily;
 
   readonly model: LabelLimiter;
   readonly route: LabelLimiter;
@@ -135,6 +136,12 @@ export class ExporterMetrics {
       ['source', 'reason'],
     );
 
+    this.nulBytes = counter(
+      'zero_plane_exporter_nul_bytes_skipped_total',
+      'NUL bytes skipped where a line starts: the hole a file truncated under a writer that does not append (Caddy, copytruncate) reads as.',
+      ['source'],
+    );
+
     // Series that alerts take increase() of exist from the start, so the first event is an increase.
     for (const reason of PARSE_ERROR_REASONS) this.parseErrors.touch([reason]);
     this.optIn.touch(['valid', '']);
@@ -168,6 +175,7 @@ export class ExporterMetrics {
       this.skippedBytes,
       this.partialLines,
       this.sourceErrors,
+      this.nulBytes,
     ];
   }
 }

@@ -74,6 +74,7 @@ export function headersHint(
       mapping: { ...current, responseHeaders: source },
       latencyList: config.input.latencyList,
       absentValues: config.input.absentValues,
+      maxLatencySeconds: config.input.maxLatency / 1000,
       responseHeaderNames: wanted.responseHeaderNames,
       requestHeaderNames: wanted.requestHeaderNames,
     });

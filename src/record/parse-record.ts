@@ -3,6 +3,7 @@
 // those fields (scan-record.ts) and hands the same values to the same conversions.
 import { onCalendar } from './calendar.js';
 import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
+import { parseGoDuration } from '../config/duration.js';
 import { copyOf, PackedBytes, RecordScanner, sameBytes, SCAN_DECLINED, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
 export const PARSE_ERROR_REASONS = [
@@ -11,6 +12,7 @@ export const PARSE_ERROR_REASONS = [
   'missing_latency',
   'bad_latency',
   'negative_latency',
+  'implausible_latency',
   'bad_timestamp',
   'too_long',
 ] as const;
@@ -56,6 +58,25 @@ const INVALID_JSON: ParseResult = { ok: false, reason: 'invalid_json' };
 const NOT_OBJECT: ParseResult = { ok: false, reason: 'not_object' };
 /** A line over input.maxLineBytes, as the pipeline counts it (shared like the two above). */
 export const TOO_LONG: ParseResult = { ok: false, reason: 'too_long' };
+/**
+ * Caddy writes durations as float seconds by default and as integer nanoseconds with `duration_format nano`,
+ * under the same key. A float-seconds value is a whole number only when the duration is a whole number of
+ * seconds to the nanosecond (never, in practice), and a request shorter than a microsecond is not one a
+ * proxy logs: so an integer of at least this many is nanoseconds, line by line, and no file can mix them up.
+ */
+const NANOS_FROM = 1000;
+
+/** Seconds for a Go duration string ("1.234ms", "-2s", "1m2.5s", "350µs"), or undefined when it is not one. */
+function goDurationSeconds(text: string): number | undefined {
+  const negative = text.charCodeAt(0) === 0x2d;
+  const body = negative || text.charCodeAt(0) === 0x2b ? text.slice(1) : text;
+  // "0" alone is Go's zero duration, but a bare number is no duration string: it was read as a number already.
+  if (body === '0' || body === '') return undefined;
+  const ns = parseGoDuration(body);
+  if (ns === undefined) return undefined;
+  return negative && ns > 0 ? -ns * 1e-9 : ns * 1e-9;
+}
+
 /** Epoch numbers below this are seconds, above are milliseconds (1e11 s is the year 5138; 1e11 ms is 1973). */
 const EPOCH_MS_THRESHOLD = 1e11;
 
@@ -79,6 +100,8 @@ function isObject(v: unknown): v is JsonObject {
 export interface RecordParserOptions {
   mapping: Mapping;
   latencyList: 'last' | 'sum';
+  /** A latency above this many seconds is no sample (`implausible_latency`): a unit misread, or a broken clock. */
+  maxLatencySeconds: number;
   absentValues: readonly string[];
   /** Header names (any case) the signals need; only these are extracted. */
   responseHeaderNames: readonly string[];
@@ -102,6 +125,9 @@ export class RecordParser {
   private readonly route: Getter;
   private readonly cohort: Getter;
   private readonly unit: number;
+  /** An integer of NANOS_FROM or more is nanoseconds whatever the unit (Caddy's `duration_format nano`). */
+  private readonly integerNanos: boolean;
+  private readonly maxLatency: number;
   private readonly sumList: boolean;
   private readonly absentSet: ReadonlySet<string>;
   /** Longest absent spelling: longer values skip the set lookup (which would hash every timestamp and label). */
@@ -127,6 +153,8 @@ export class RecordParser {
     this.route = compilePath(m.route);
     this.cohort = compilePath(m.cohort);
     this.unit = UNIT_SECONDS[m.latencyUnit];
+    this.integerNanos = m.integerNanos === true;
+    this.maxLatency = opts.maxLatencySeconds;
     this.sumList = opts.latencyList === 'sum';
     this.absentSet = new Set(opts.absentValues);
     this.absentMaxLength = Math.max(-1, ...opts.absentValues.map((v) => v.length));
@@ -197,8 +225,10 @@ export class RecordParser {
   private scannedLatency(f: ScannedFields, k: number): number | ParseErrorReason {
     const sc = f.scanner;
     if (sc.values[k] === TEXT && (sc.to[k] as number) - (sc.from[k] as number) > this.absentMaxLength) {
-      const n = sc.decimal(k);
-      if (n === n) return n * this.unit;
+      const n = sc.decimal(k) * this.unit;
+      // One comparison for the bound; NaN (not a plain decimal) fails it too and takes the slow path.
+      if (n <= this.maxLatency) return n;
+      if (n === n) return 'implausible_latency';
     }
     return this.latencySeconds(this.scanned(f, k));
   }
@@ -333,10 +363,16 @@ export class RecordParser {
     let value: number;
     if (typeof v === 'number') {
       value = v;
+      if (this.integerNanos && value >= NANOS_FROM && Number.isInteger(value)) return this.bounded(value * 1e-9);
     } else if (typeof v === 'string') {
       if (this.isAbsent(v)) return 'missing_latency';
       const parsed = this.latencyText(v);
-      if (typeof parsed === 'string') return parsed;
+      if (typeof parsed === 'string') {
+        // A duration with its unit in it (Caddy's `duration_format string`: "1.5ms", "350µs", "1m2s") is that long whatever the preset's unit.
+        if (parsed !== 'bad_latency') return parsed;
+        const seconds = goDurationSeconds(v);
+        return seconds === undefined ? parsed : seconds < 0 ? 'negative_latency' : this.bounded(seconds);
+      }
       value = parsed;
     } else if (v === undefined || v === null) {
       return 'missing_latency';
@@ -345,7 +381,11 @@ export class RecordParser {
     }
     if (!Number.isFinite(value)) return 'bad_latency';
     if (value < 0) return 'negative_latency';
-    return value * this.unit;
+    return this.bounded(value * this.unit);
+  }
+
+  private bounded(seconds: number): number | ParseErrorReason {
+    return seconds <= this.maxLatency ? seconds : 'implausible_latency';
   }
 
   /**

@@ -28,6 +28,8 @@ export interface Mapping {
   route: string;
   cohort: string;
   latencyUnit: 's' | 'ms' | 'us' | 'ns';
+  /** An integer latency of 1000 or more is nanoseconds (Caddy's `duration_format nano`); off when input.latencyUnit is set. */
+  integerNanos?: boolean | undefined;
   responseHeaders: HeaderSource;
   requestHeaders: HeaderSource;
 }
@@ -69,7 +71,8 @@ export const PRESETS: Record<PresetName, Mapping> = {
     responseHeaders: { prefix: 'resp_' },
     requestHeaders: { prefix: 'req_' },
   },
-  // Caddy's own access log: epoch-seconds `ts`, `duration` in seconds, headers as arrays of values.
+  // Caddy's own access log: epoch-seconds `ts`, headers as arrays of values. `duration` is float seconds
+  // (default), integer nanoseconds (`duration_format nano`) or a Go duration string (`duration_format string`).
   'caddy-json': {
     time: 'ts',
     latency: ['duration'],
@@ -78,6 +81,7 @@ export const PRESETS: Record<PresetName, Mapping> = {
     route: 'request.uri',
     cohort: 'request.headers.X-Cohort',
     latencyUnit: 's',
+    integerNanos: true,
     responseHeaders: { path: 'resp_headers' },
     requestHeaders: { path: 'request.headers' },
   },
@@ -178,6 +182,7 @@ export function mappingFor(input: Config['input'], preset: PresetName): Mapping 
     ...base,
     ...input.fields,
     latencyUnit: input.latencyUnit === 'preset' ? base.latencyUnit : input.latencyUnit,
+    integerNanos: input.latencyUnit === 'preset' && base.integerNanos === true,
     responseHeaders: given(input.responseHeaders) ?? base.responseHeaders,
     requestHeaders: given(input.requestHeaders) ?? base.requestHeaders,
   };

@@ -105,6 +105,7 @@ export function candidateFor(config: Config, wanted: WantedHeaders, preset: Pres
   const parser = new RecordParser({
     mapping,
     latencyList: config.input.latencyList,
+    maxLatencySeconds: config.input.maxLatency / 1000,
     absentValues: config.input.absentValues,
     responseHeaderNames: wanted.responseHeaderNames,
     requestHeaderNames: wanted.requestHeaderNames,

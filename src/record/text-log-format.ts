@@ -8,6 +8,8 @@ export interface TextLogFormat {
   name: string;
   /** What to change, in words. */
   fix: string;
+  /** Lines in an envelope (source/envelope.ts): the gateway's own line may well be JSON. */
+  wrapped?: boolean;
 }
 
 const FORMATS: readonly (TextLogFormat & { line: RegExp })[] = [
@@ -29,6 +31,25 @@ const FORMATS: readonly (TextLogFormat & { line: RegExp })[] = [
     name: "HAProxy's text httplog format",
     fix: 'log a JSON log-format: the README\'s "HAProxy (haproxy-json)" section',
   },
+  // Wrapped lines reach here only with input.envelope set to something else than what wraps them.
+  {
+    line: /^\d{4}-\d{2}-\d{2}T\S+ (?:stdout|stderr) [PF]\S* /,
+    name: 'Kubernetes CRI container log lines',
+    fix: 'set input.envelope: cri (or auto, the default)',
+    wrapped: true,
+  },
+  {
+    line: /^\{"log":".*","stream":"(?:stdout|stderr)"/,
+    name: "Docker json-file log records",
+    fix: 'set input.envelope: docker (or auto, the default)',
+    wrapped: true,
+  },
+  {
+    line: /^(?:<\d{1,3}>)?(?:\d \S+ |[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} )\S+ .*?\{/,
+    name: 'syslog lines',
+    fix: 'set input.envelope: syslog (or auto, the default)',
+    wrapped: true,
+  },
 ];
 
 /** The text format most of the samples are in, if one; undefined for anything else (JSON, garbage, a mix). */
@@ -36,7 +57,7 @@ export function textLogFormat(samples: readonly string[]): TextLogFormat | undef
   if (samples.length === 0) return undefined;
   for (const f of FORMATS) {
     const matched = samples.filter((s) => f.line.test(s)).length;
-    if (2 * matched > samples.length) return { name: f.name, fix: f.fix };
+    if (2 * matched > samples.length) return { name: f.name, fix: f.fix, ...(f.wrapped === true ? { wrapped: true } : {}) };
   }
   return undefined;
 }

@@ -2,6 +2,7 @@ import { DirectoryIndex } from './directory-index.js';
 import { nodeFs, type FollowerFs, type FollowerHandle } from './follower-fs.js';
 import { OpenFiles, openFilesCap } from './open-files.js';
 import { newStream, type LineSink, type ResumeOutcome, type RotationKind, type SourceErrorReason, type SourceEvents } from './line-sink.js';
+import type { EnvelopeMode } from './envelope.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { FINGERPRINT_BYTES, KnownFiles, identity, keep, readHead } from './file-identity.js';
@@ -18,6 +19,8 @@ export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.
 export interface FollowOptions {
   patterns: string[];
   maxLineBytes: number;
+  /** input.envelope, decided per file with `auto`; default `none`. */
+  envelope?: EnvelopeMode;
   pollIntervalMs?: number; // default 250
   /** Where to begin in files that exist at startup; default 'end'. Files that appear later are always read from the start. */
   startAt?: 'end' | 'start';
@@ -85,6 +88,7 @@ export class FileFollower {
   private visible = new Map<string, Visible>();
   private readonly buf: Buffer;
   private readonly scratch = Buffer.alloc(FINGERPRINT_BYTES);
+  private readonly oneByte = Buffer.alloc(1);
   private readonly maxReadBytesPerPoll: number;
   private readonly openFiles: OpenFiles;
   /** Where files are by identity, listed once per directory and poll (closed files that moved, a restore). */
@@ -694,7 +698,7 @@ export class FileFollower {
   private async readOpen(f: Followed): Promise<DrainResult> {
     const before = await this.probe(f);
     if (before === undefined) return 'error';
-    if (wasReplaced(f, before)) await this.restart(f, before);
+    if (wasReplaced(f, before) || (await this.holeUnder(f))) await this.restart(f, before);
     else if (refills(f, before)) await this.refilled(f, before);
     else accept(f, before);
     let budget = this.maxReadBytesPerPoll;
@@ -749,11 +753,28 @@ export class FileFollower {
     f.splitter = this.newSplitter(f.source, f.path);
     if (start === undefined) f.splitter.skipToNextLine();
     f.offset = start ?? limit;
+    f.lastByte = undefined;
     const bytes = f.offset - from;
     this.emit(() => this.events.skipped?.(f.source, bytes, 'catch_up_cap'));
   }
 
+  /**
+   * A file that starts with a hole (truncated once under a writer that does not append, as Caddy's log)
+   * keeps starting with NULs when it is truncated again, and the writer's next line lands past what was
+   * read: size and fingerprint look like an append. What tells it is the byte last read, now a NUL.
+   */
+  private async holeUnder(f: Followed): Promise<boolean> {
+    if (f.head[0] !== 0 || f.lastByte === undefined || f.lastByte === 0 || f.offset === 0 || f.fh === undefined) return false;
+    try {
+      const { bytesRead } = await f.fh.read(this.oneByte, 0, 1, f.offset - 1);
+      return bytesRead === 0 || this.oneByte[0] === 0;
+    } catch {
+      return false; // the read of the file itself reports it
+    }
+  }
+
   private take(f: Followed, bytes: number): void {
+    if (bytes > 0) f.lastByte = this.buf[bytes - 1];
     f.offset += bytes;
     f.readThisPoll += bytes;
     this.readThisCycle += bytes;
@@ -903,9 +924,9 @@ export class FileFollower {
     return true;
   }
 
-  /** A splitter for a new generation of the file at `path`: a stream of its own, whose format is detected anew. */
+  /** A splitter for a new generation of the file at `path`: a stream of its own, whose format (and envelope) is detected anew. */
   private newSplitter(source: string, path: string): LineSplitter {
-    return new LineSplitter(this.opts.maxLineBytes, this.sink, source, newStream(source, path));
+    return new LineSplitter(this.opts.maxLineBytes, this.sink, source, newStream(source, path), this.opts.envelope);
   }
 
   /** Emits a partial last line that will never be completed. */

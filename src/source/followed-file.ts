@@ -49,6 +49,8 @@ export interface Followed {
    * fingerprint, so content appearing in it cannot be told from a second copytruncate by the file alone.
    */
   emptiedFrom: Buffer | undefined;
+  /** The last byte read (at offset − 1): a NUL there now, where it was not, is a truncation under a writer that does not append. */
+  lastByte: number | undefined;
 }
 
 /** A followed file's state from what identifies it; the counters of the poll loop start at rest. */
@@ -88,6 +90,7 @@ export function newFollowed(init: {
     readThisPoll: 0,
     capCheck: init.capCheck,
     emptiedFrom: undefined,
+    lastByte: undefined,
   };
 }
 

@@ -1,3 +1,5 @@
+import type { Envelope } from './envelope.js';
+
 /**
  * Where sources deliver lines. `source` is the configured source name (a glob pattern as written, or
  * "stdin"), never a per-file path, so it is safe as a metric label. `stream`, when given, is the part of
@@ -25,8 +27,11 @@ export interface LineSink {
   drain?(source: string, stream?: Stream): void;
   /** The stream has ended for good (an ingest body): a sink may forget its state. */
   release?(source: string, stream: Stream): void;
+  /** A run of `bytes` NUL bytes where a line starts was skipped (the hole a truncation leaves). */
+  nulBytes?(source: string, bytes: number): void;
+  /** With input.envelope: auto, the envelope the first lines of one of the source's files showed. */
+  envelope?(source: string, envelope: Envelope): void;
 }
-
 /**
  * One stream of a source's lines, with its own format detection. `lineage` names what successive streams
  * continue (a followed path, ingest as a whole): a new generation whose first lines show nothing decisive

@@ -1,5 +1,6 @@
 // A whole input's lines, pushed to a sink: what `report` reads. The input is opened and read chunk by
 // chunk as chunk-reader.ts does it for every command (files, gzip, stdin, pipes, FIFOs, <(cmd)).
+import type { EnvelopeMode } from './envelope.js';
 import type { LineSink } from './line-sink.js';
 import { LineSplitter } from './line-splitter.js';
 import { CHUNK_BYTES, fileChunks, isFileHandle, openChunks, openInput, streamChunks, type ChunkReader } from './chunk-reader.js';
@@ -7,6 +8,8 @@ import type { Readable } from 'node:stream';
 
 export interface ReadInputOptions {
   maxLineBytes: number;
+  /** input.envelope; default `none`. */
+  envelope?: EnvelopeMode;
   /** Stops the read (between chunks) when aborted: the read rejects with the signal's reason. */
   signal?: AbortSignal;
 }
@@ -23,7 +26,7 @@ export async function readInput(
   sink: LineSink,
   source: string = path === '-' ? 'stdin' : path,
 ): Promise<void> {
-  await withReadBuffer(async (buffer) => pushAll(await openChunks(path, buffer, opts.signal), new LineSplitter(opts.maxLineBytes, sink, source), opts.signal));
+  await withReadBuffer(async (buffer) => pushAll(await openChunks(path, buffer, opts.signal), new LineSplitter(opts.maxLineBytes, sink, source, undefined, opts.envelope), opts.signal));
 }
 
 /**
@@ -38,7 +41,7 @@ export async function readFileRange(
   sink: LineSink,
   source: string = path,
 ): Promise<void> {
-  const splitter = new LineSplitter(opts.maxLineBytes, sink, source);
+  const splitter = new LineSplitter(opts.maxLineBytes, sink, source, undefined, opts.envelope);
   if (end !== undefined && end <= start) {
     splitter.flush();
     return;
@@ -50,7 +53,7 @@ export async function readFileRange(
 
 /** The stream half of readInput: lines of a plain or gzip byte stream, flushed at its end. */
 export async function readInputStream(input: Readable, opts: ReadInputOptions, sink: LineSink, source: string, label: string = source): Promise<void> {
-  await pushAll(streamChunks(input, label, async () => {}, opts.signal), new LineSplitter(opts.maxLineBytes, sink, source), opts.signal);
+  await pushAll(streamChunks(input, label, async () => {}, opts.signal), new LineSplitter(opts.maxLineBytes, sink, source, undefined, opts.envelope), opts.signal);
 }
 
 /** Every chunk of `reader` into the splitter, then its last line; the reader is closed either way. */

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { LineSink, SourceEvents } from './line-sink.js';
+import type { EnvelopeMode } from './envelope.js';
 import { LineSplitter } from './line-splitter.js';
 import { errorMessage } from './fs-error-reason.js';
 
@@ -32,9 +33,10 @@ export class StdinFollower {
     sink: LineSink,
     private readonly events: SourceEvents,
     input?: Readable,
+    envelope: EnvelopeMode = 'none',
   ) {
     this.input = input ?? process.stdin;
-    this.splitter = new LineSplitter(maxLineBytes, sink, STDIN_SOURCE);
+    this.splitter = new LineSplitter(maxLineBytes, sink, STDIN_SOURCE, undefined, envelope);
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
