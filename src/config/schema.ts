@@ -7,6 +7,7 @@ import { onCalendar } from '../record/calendar.js';
 import { PRESET_NAMES } from '../record/presets.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
 import { formatDuration, parseDuration } from './duration.js';
+import { cappedArray, withinCap } from './list-caps.js';
 
 const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);
@@ -66,7 +67,7 @@ const fields = z
   .object({
     time: path,
     /** Paths tried in order: the first one that holds a latency is used (nginx: upstream time, then request time). */
-    latency: z.union([path, z.array(path).min(1)]).transform((v) => (typeof v === 'string' ? [v] : v)),
+    latency: z.union([path, cappedArray(path, 'input.fields.latency').min(1)]).transform((v) => (typeof v === 'string' ? [v] : v)),
     status: path,
     model: path,
     route: path,
@@ -87,7 +88,7 @@ export const inputSchema = z
     responseHeaders: headerSource.default({}),
     requestHeaders: headerSource.default({}),
     /** What gateways write for "no such value" (nginx "", Envoy and HAProxy "-"); JSON null is always absent. */
-    absentValues: z.array(z.string()).default(['', '-']),
+    absentValues: cappedArray(z.string(), 'input.absentValues').default(['', '-']),
     maxLineBytes: z.number().int().min(256).default(1024 * 1024),
     /**
      * A source whose first `records` records (serve: or those of its first `duration`) carry no wanted
@@ -129,7 +130,7 @@ export const signalsSchema = z
     /** Parse errors / lines above which the exporter's own input is considered broken. */
     parseErrorRatioMax: ratio.default(0.01),
     /** Cohort label values that are not canaries (the empty value is never a canary). */
-    stableCohorts: z.array(z.string()).default(['stable']),
+    stableCohorts: cappedArray(z.string(), 'signals.stableCohorts').default(['stable']),
   })
   .strict();
 
@@ -149,7 +150,7 @@ export const windowSchema = z
 export const metricsSchema = z
   .object({
     /** Extra histogram bounds in seconds; the threshold bounds are always added. */
-    histogramBuckets: z.array(z.number().positive()).optional(),
+    histogramBuckets: cappedArray(z.number().positive(), 'metrics.histogramBuckets').optional(),
     labelValueLimit: z.number().int().min(1).default(50),
     downgradeReasonLimit: z.number().int().min(1).default(20),
     /** Longest label value kept (UTF-8 bytes, the cut mark included); longer ones are cut and marked. */
@@ -161,7 +162,7 @@ export const metricsSchema = z
 
 export const sourcesSchema = z
   .object({
-    files: z.array(z.string().min(1)).default([]),
+    files: cappedArray(z.string().min(1), 'sources.files').default([]),
     stdin: z.boolean().default(false),
     pollInterval: duration.default(250),
     startAt: z.enum(['end', 'start']).default('end'),
@@ -192,7 +193,7 @@ const listenAddress = z.string().min(1);
 export const webSchema = z
   .object({
     /** One address or a list (each is bound); --web.listen-address, repeatable, replaces it. */
-    listenAddress: z.union([listenAddress, z.array(listenAddress).min(1)]).default(':9185'),
+    listenAddress: z.union([listenAddress, cappedArray(listenAddress, 'web.listenAddress').min(1)]).default(':9185'),
     telemetryPath: z.string().startsWith('/').default('/metrics'),
     /** `_created` samples when /metrics answers OpenMetrics; false for a Prometheus before 3.0, which stores each as a series. */
     openMetricsCreated: z.boolean().default(true),
@@ -342,8 +343,7 @@ const forSchema = z
 /** Labels the pack itself sets or splits by: an aggregation label of the same name would collide with them. */
 export const RESERVED_AGGREGATION_LABELS = ['instance', 'le', 'hit', 'cohort', 'slo', 'alertname', 'severity', 'priority', 'source'] as const;
 
-const aggregationLabels = z
-  .array(labelName)
+const aggregationLabels = cappedArray(labelName, 'pack.aggregationLabels')
   .min(1)
   .superRefine((labels, ctx) => {
     const seen = new Set<string>();
@@ -433,9 +433,9 @@ export const slosSchema = z
     /** Share of Zero-Plane requests at or under the ceiling (baseline × (1 + tolerance)). */
     latency: z.object({ objective: objective.default(0.99) }).strict().default({ objective: 0.99 }),
     /** Page (severity critical) when any of these holds; SRE workbook defaults. */
-    page: z.array(burnWindow).min(1).default(() => defaultBurnWindows.page.map((w) => ({ ...w }))),
+    page: cappedArray(burnWindow, 'slos.page').min(1).default(() => defaultBurnWindows.page.map((w) => ({ ...w }))),
     /** Ticket (severity warning) when any of these holds. */
-    ticket: z.array(burnWindow).min(1).default(() => defaultBurnWindows.ticket.map((w) => ({ ...w }))),
+    ticket: cappedArray(burnWindow, 'slos.ticket').min(1).default(() => defaultBurnWindows.ticket.map((w) => ({ ...w }))),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -550,7 +550,7 @@ export const kubernetesSchema = z
     /** kube-prometheus-stack's Prometheus selects ServiceMonitors, PodMonitors and PrometheusRules with `release: <helm release>`; empty = no such label. */
     release: z.union([labelValue, z.literal('')]).default('kube-prometheus-stack'),
     /** Extra labels on every object. */
-    labels: z.record(labelKey, labelValue).default({}),
+    labels: z.record(labelKey, labelValue).refine(...withinCap('deploy.kubernetes.labels')).default({}),
     scrapeInterval: duration.default(15_000),
     /** The exporter container, sized from bench/RESULTS.md (serve: ~106–109 MiB RSS; 0.10 cores at 25k lines/s, 0.69 at 250k). */
     resources: z
@@ -579,9 +579,9 @@ export const systemdSchema = z
     binary: z.string().startsWith('/').default('/usr/local/bin/zero-plane-exporter'),
     configFile: z.string().startsWith('/').default('/etc/zero-plane-exporter/zero-plane.yml'),
     /** Directories of the logs it follows: the only part of /var/log the service sees, read-only. */
-    logDirectories: z.array(z.string().startsWith('/var/log/')).min(1).default(['/var/log/nginx']),
+    logDirectories: cappedArray(z.string().startsWith('/var/log/'), 'deploy.systemd.logDirectories').min(1).default(['/var/log/nginx']),
     /** Groups whose files it reads (Debian's nginx logs are root:adm 0640). */
-    supplementaryGroups: z.array(z.string().regex(/^[a-z_][a-z0-9_-]*$/)).default(['adm']),
+    supplementaryGroups: cappedArray(z.string().regex(/^[a-z_][a-z0-9_-]*$/), 'deploy.systemd.supplementaryGroups').default(['adm']),
   })
   .strict();
 

@@ -9,6 +9,7 @@ import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { prefersOpenMetrics, type MetricsEndpoint } from '../metrics/registry.js';
 import { errorHandler, notFound } from './error-handler.js';
+import { answerClientError, HTTP2_MAX_HEADER_LIST_SIZE } from './header-limits.js';
 import { http2Dispatch } from './http2-bridge.js';
 import type { Logger } from './logger.js';
 import { clientCertificateProblem, type TlsSettings } from './web-config.js';
@@ -173,6 +174,7 @@ export async function listenWeb(app: express.Express, at: Endpoint, transport: W
   const tls = transport.tls;
   if (tls === undefined) {
     const server = createHttpServer(app);
+    server.on('clientError', answerClientError);
     await listenOn(server, at);
     server.on('error', (err) => log.error('listener error', { error: err.message }));
     return {
@@ -187,7 +189,11 @@ export async function listenWeb(app: express.Express, at: Endpoint, transport: W
   }
 
   const secure =
-    transport.http2 === true ? createHttp2SecureServer({ ...tls.options, allowHTTP1: true }, http2Dispatch(app)) : createHttpsServer(tls.options, app);
+    transport.http2 === true
+      ? createHttp2SecureServer({ ...tls.options, allowHTTP1: true, settings: { maxHeaderListSize: HTTP2_MAX_HEADER_LIST_SIZE } }, http2Dispatch(app))
+      : createHttpsServer(tls.options, app);
+  // HTTP/1.1 requests on either (the HTTP/2 server's allowHTTP1 included).
+  secure.on('clientError', answerClientError);
   // A failed handshake (wrong CA, no client certificate, garbage, a TLS version or cipher refused) is the
   // client's problem: logged at debug, the connection dropped; never a crash or a stack trace.
   secure.on('tlsClientError', (err: Error, socket: TLSSocket) => {
