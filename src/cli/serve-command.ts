@@ -14,6 +14,7 @@ import type { InputEvents } from '../record/source-inputs.js';
 import { basicAuth } from '../server/basic-auth.js';
 import { readBearerTokenFile as readTokenFile } from '../server/bearer-token.js';
 import { createApp, listenWeb, type Endpoint, type WebServer } from '../server/http-server.js';
+import { scrapeCounter } from '../server/shared-scrape.js';
 import { parseListenAddress } from '../server/listen-address.js';
 import { rateLimit } from '../server/rate-limit.js';
 import { systemdListenFds, SystemdSocketError } from '../server/systemd-socket.js';
@@ -200,6 +201,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       : undefined;
   const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events) : undefined;
   const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
+  const scrapes = scrapeCounter();
   const registry = buildRegistry(
     [
       ...pipeline.metrics.families(),
@@ -211,6 +213,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       ...gate.families(),
       ...(checkpointer?.families() ?? []),
       ...(auth === undefined ? [] : [auth.checks]),
+      scrapes,
     ],
     VERSION,
     { created: config.web.openMetricsCreated },
@@ -224,6 +227,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     ...(auth === undefined ? {} : { guard: auth.handler }),
     registry,
     telemetryPath: config.web.telemetryPath,
+    maxRequests: config.web.maxRequests,
+    scrapes,
     beforeScrape: () => {
       gate.refresh();
       gauges.refresh();

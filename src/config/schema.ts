@@ -197,6 +197,8 @@ export const webSchema = z
     telemetryPath: z.string().startsWith('/').default('/metrics'),
     /** `_created` samples when /metrics answers OpenMetrics; false for a Prometheus before 3.0, which stores each as a series. */
     openMetricsCreated: z.boolean().default(true),
+    /** Scrapes of the telemetry path answered at once (--web.max-requests); past it 503. 0 = no limit. */
+    maxRequests: z.number().int().min(0).max(10_000).default(40),
     basicAuth: basicAuthSchema.default(() => basicAuthSchema.parse({})),
   })
   .strict();
