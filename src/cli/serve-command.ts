@@ -135,6 +135,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
           failedLoginBurst: config.web.basicAuth.failedLoginBurst,
           failedLoginIntervalMs: config.web.basicAuth.failedLoginInterval,
           maxPendingChecks: config.web.basicAuth.maxPendingChecks,
+          maxPendingChecksPerPrefix: config.web.basicAuth.maxPendingChecksPerPrefix,
+          knownUserReservedChecks: config.web.basicAuth.knownUserReservedChecks,
+          globalFailedLoginBurst: config.web.basicAuth.globalFailedLoginBurst,
+          globalFailedLoginIntervalMs: config.web.basicAuth.globalFailedLoginInterval,
         },
       })
     : undefined;

@@ -185,6 +185,18 @@ export const basicAuthSchema = z
     failedLoginInterval: duration.default(6_000),
     /** Logins waiting for the bcrypt thread beyond which more get 429. */
     maxPendingChecks: z.number().int().min(1).default(32),
+    /** Of those, at most this many from one /24 (IPv4) or /64 (IPv6); the queue is served round robin by network, then address. */
+    maxPendingChecksPerPrefix: z.number().int().min(1).default(16),
+    /** The last this many of maxPendingChecks are kept for user names that exist. */
+    knownUserReservedChecks: z.number().int().min(0).default(4),
+    /** Failed logins all addresses together may have in a row; past it only addresses with no recent failure are checked… */
+    globalFailedLoginBurst: z.number().int().min(1).default(60),
+    /** …until one more is allowed per this long. */
+    globalFailedLoginInterval: duration.default(250),
+  })
+  .refine((b) => b.knownUserReservedChecks < b.maxPendingChecks, {
+    message: '`knownUserReservedChecks` must be below `maxPendingChecks`, or no login for an unknown name (which must cost the same) could ever be checked',
+    path: ['knownUserReservedChecks'],
   })
   .strict();
 
