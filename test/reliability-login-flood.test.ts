@@ -16,6 +16,7 @@ import { tempDir } from './helpers/temp-dir.js';
 
 const dir = tempDir('zp-login-flood-');
 const USERS = ['prometheus-a', 'prometheus-b', 'prometheus-c'];
+const HASH = bcrypt.hashSync('y', 10);
 const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
 
 /** 60 addresses, 127.0.0.10 to .69, each with 3 wrong-password logins in flight at all times, until killed. */
@@ -88,19 +89,23 @@ describe('a 60-address wrong-password flood does not lock out a login that is no
         }).end();
       });
     // Each user once, so none is remembered; from three networks other than the flood's 127.0.0.0/24.
-    const results: { status: number; ms: number; probeMs: number }[] = [];
+    const results: { status: number; ms: number; probeMs: number; checkMs: number }[] = [];
     for (const [i, user] of USERS.entries()) {
       const [probeMs, r] = await Promise.all([probe(), login(port, user, `127.0.${i + 1}.1`)]);
-      results.push({ ...r, probeMs });
+      // One cost-10 check on this machine now: the login's own, which it cannot skip.
+      const t0 = performance.now();
+      bcrypt.compareSync('x', HASH);
+      results.push({ ...r, probeMs, checkMs: performance.now() - t0 });
       await new Promise((r) => setTimeout(r, 300));
     }
     const during = { ...floodCounts };
     flood.kill('SIGKILL');
     // Before: 429 for every one of them (the queue of 32 was the flood's).
     expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
-    // 2 s at most on top of the probe's time (on an idle machine that is ~1 ms; at a load of 20+ on two
-    // cores it was 1.4–3.8 s).
-    for (const r of results) expect(r.ms, JSON.stringify({ results, during })).toBeLessThan(2_000 + r.probeMs);
+    // Within 2 s on an idle machine. Here the bound is the promise itself: the login waits for no wrong
+    // password's check, so it takes what the machine needs to answer anything (the probe: ~1 ms idle, 1–4 s
+    // at a load of 20+ on two cores), its own check, and at most one clean-lane check already running.
+    for (const r of results) expect(r.ms, JSON.stringify({ results, during })).toBeLessThan(Math.max(2_000, r.probeMs + 2 * r.checkMs + 500));
     // The flood was refused all along, and never got in.
     expect(during['200'] ?? 0).toBe(0);
     expect(during['401']).toBeGreaterThan(0);

@@ -281,11 +281,22 @@ export const ingestSchema = z
      * At most Node's own request timeout (5 m), which would otherwise end the request first.
      */
     bodyReadTimeout: duration.default(30_000).refine((ms) => ms <= 300_000, 'must be at most 5m (Node ends a request after 5 m anyway)'),
+    /** Body bytes one client address may hold at once, all its connections together; unset = max(maxBodyBytes, maxInFlightBytes / 4). */
+    maxInFlightBytesPerSource: z.number().int().min(1024).optional(),
+    /** A body must keep arriving at this many bytes per second over each minBodyRateWindow, else 408; 0 = no minimum. */
+    minBodyBytesPerSecond: z.number().int().min(0).default(16 * 1024),
+    minBodyRateWindow: duration.default(5_000),
+    /** After a body of its was cut for arriving under minBodyBytesPerSecond, a client address gets 429 for this long. */
+    slowSourceCooldown: duration.default(30_000),
   })
   .strict()
   .refine((i) => i.maxInFlightBytes >= i.maxBodyBytes, {
     message: '`maxInFlightBytes` must be at least `maxBodyBytes`, or a body of the largest size could never be accepted',
     path: ['maxInFlightBytes'],
+  })
+  .refine((i) => i.maxInFlightBytesPerSource === undefined || (i.maxInFlightBytesPerSource >= i.maxBodyBytes && i.maxInFlightBytesPerSource <= i.maxInFlightBytes), {
+    message: '`maxInFlightBytesPerSource` must be from `maxBodyBytes` to `maxInFlightBytes`, or a body of the largest size could never be accepted',
+    path: ['maxInFlightBytesPerSource'],
   });
 
 /**
