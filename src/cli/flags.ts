@@ -48,6 +48,13 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Address the demo\'s simulated LLM endpoint listens on (POST /v1/messages, /admin/faults). Default: 127.0.0.1 on a free port.',
     commands: ['demo'],
   },
+  {
+    name: 'web.max-requests',
+    type: 'string',
+    help: 'Maximum number of parallel scrape requests; past it a scrape gets 503. 0 disables the limit. Overrides web.maxRequests.',
+    default: '40',
+    commands: ['serve', 'demo'],
+  },
   { name: 'demo.rate', type: 'string', help: 'Requests per second the demo load generator sends to the simulator.', default: '20', commands: ['demo'] },
   { name: 'simulate.listen-address', type: 'string', help: 'Address the simulated LLM endpoint (POST /v1/messages) listens on.', default: '127.0.0.1:8787', commands: ['simulate'] },
   { name: 'simulate.mode', type: 'string', help: 'Throttle mode of the simulated layer: strict (429 on long contexts), balanced or adaptive.', default: 'balanced', commands: ['simulate'] },

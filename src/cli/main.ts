@@ -276,6 +276,15 @@ function listenAddress(text: string, flag: string) {
   return at;
 }
 
+/** --web.max-requests when given (a whole number, 0 = no limit), else the config's web.maxRequests. */
+function maxRequestsOf(flags: ParsedFlags, configured: number): number {
+  const text = flags.values['web.max-requests'];
+  if (typeof text !== 'string') return configured;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n > 10_000) throw new UsageError(`--web.max-requests must be a whole number from 0 (no limit) to 10000, not "${text}"`);
+  return n;
+}
+
 /** Flags given on the command line win over the config file; positional FILEs add to its sources. */
 function withServeFlags(config: Config, flags: ParsedFlags): Config {
   const startAt = flags.values['tail.start-at'];
@@ -292,6 +301,7 @@ function withServeFlags(config: Config, flags: ParsedFlags): Config {
       // Repeated, the flag binds each address; given at all, it replaces the config's list.
       listenAddress: flagStrings(flags, 'web.listen-address') ?? config.web.listenAddress,
       telemetryPath: (flags.values['web.telemetry-path'] as string | undefined) ?? config.web.telemetryPath,
+      maxRequests: maxRequestsOf(flags, config.web.maxRequests),
     },
     sources: {
       ...config.sources,

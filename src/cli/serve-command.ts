@@ -14,6 +14,7 @@ import type { InputEvents } from '../record/source-inputs.js';
 import { basicAuth } from '../server/basic-auth.js';
 import { readBearerTokenFile as readTokenFile } from '../server/bearer-token.js';
 import { createApp, listenWeb, type Endpoint, type WebServer } from '../server/http-server.js';
+import { scrapeCounter } from '../server/shared-scrape.js';
 import { parseListenAddress } from '../server/listen-address.js';
 import { rateLimit } from '../server/rate-limit.js';
 import { systemdListenFds, SystemdSocketError } from '../server/systemd-socket.js';
@@ -138,6 +139,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
           failedLoginBurst: config.web.basicAuth.failedLoginBurst,
           failedLoginIntervalMs: config.web.basicAuth.failedLoginInterval,
           maxPendingChecks: config.web.basicAuth.maxPendingChecks,
+          maxPendingChecksPerPrefix: config.web.basicAuth.maxPendingChecksPerPrefix,
+          knownUserReservedChecks: config.web.basicAuth.knownUserReservedChecks,
+          globalFailedLoginBurst: config.web.basicAuth.globalFailedLoginBurst,
+          globalFailedLoginIntervalMs: config.web.basicAuth.globalFailedLoginInterval,
         },
       })
     : undefined;
@@ -205,6 +210,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       : undefined;
   const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events, undefined, config.input.envelope) : undefined;
   const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
+  const scrapes = scrapeCounter();
   const registry = buildRegistry(
     [
       ...pipeline.metrics.families(),
@@ -217,6 +223,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       ...gate.families(),
       ...(checkpointer?.families() ?? []),
       ...(auth === undefined ? [] : [auth.checks]),
+      scrapes,
     ],
     VERSION,
     { created: config.web.openMetricsCreated },
@@ -230,6 +237,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     ...(auth === undefined ? {} : { guard: auth.handler }),
     registry,
     telemetryPath: config.web.telemetryPath,
+    maxRequests: config.web.maxRequests,
+    scrapes,
     beforeScrape: () => {
       gate.refresh();
       gauges.refresh();
@@ -252,6 +261,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         maxBodyBytes: config.ingest.maxBodyBytes,
         maxInFlightBytes: config.ingest.maxInFlightBytes,
         bodyReadTimeoutMs: config.ingest.bodyReadTimeout,
+        ...(config.ingest.maxInFlightBytesPerSource === undefined ? {} : { maxInFlightBytesPerSource: config.ingest.maxInFlightBytesPerSource }),
+        minBodyBytesPerSecond: config.ingest.minBodyBytesPerSecond,
+        minBodyRateWindowMs: config.ingest.minBodyRateWindow,
+        slowSourceCooldownMs: config.ingest.slowSourceCooldown,
         maxLineBytes,
         envelope: config.input.envelope,
         sink: pipeline,

@@ -28,6 +28,12 @@ export function readConfigText(file: string): string {
   }
 }
 
+/**
+ * How far YAML aliases may expand (the yaml library's maxAliasCount: aliases times the nodes each stands
+ * for). A config needs a few anchors at most; an alias bomb of 9^7 nodes would otherwise take the heap.
+ */
+export const MAX_YAML_ALIAS_COUNT = 100;
+
 export interface ParsedYaml<T> {
   value: T;
   /** The line of a key path, for problems found after the schema (cross-field checks). */
@@ -44,7 +50,15 @@ export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, file
       doc.errors.map((e) => ({ line: yamlErrorLine(text, e, lines), key: '', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') })),
     );
   }
-  const parsed = schema.safeParse(doc.toJS() ?? {});
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT });
+  } catch (err) {
+    // The yaml library refuses a document whose aliases expand too far (a "billion laughs"): a config
+    // problem like any other, naming the file, not a crash.
+    throw new ConfigError(file, [{ line: undefined, key: '', message: `${(err as Error).message} (YAML aliases expand to more than ${MAX_YAML_ALIAS_COUNT} nodes; write the values out)` }]);
+  }
+  const parsed = schema.safeParse(data ?? {});
   if (!parsed.success) {
     throw new ConfigError(
       file,

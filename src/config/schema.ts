@@ -8,6 +8,7 @@ import { PRESET_NAMES } from '../record/presets.js';
 import { ENVELOPE_MODES } from '../source/envelope.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
 import { formatDuration, parseDuration } from './duration.js';
+import { cappedArray, withinCap } from './list-caps.js';
 
 const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);
@@ -67,7 +68,7 @@ const fields = z
   .object({
     time: path,
     /** Paths tried in order: the first one that holds a latency is used (nginx: upstream time, then request time). */
-    latency: z.union([path, z.array(path).min(1)]).transform((v) => (typeof v === 'string' ? [v] : v)),
+    latency: z.union([path, cappedArray(path, 'input.fields.latency').min(1)]).transform((v) => (typeof v === 'string' ? [v] : v)),
     status: path,
     model: path,
     route: path,
@@ -88,7 +89,7 @@ export const inputSchema = z
     responseHeaders: headerSource.default({}),
     requestHeaders: headerSource.default({}),
     /** What gateways write for "no such value" (nginx "", Envoy and HAProxy "-"); JSON null is always absent. */
-    absentValues: z.array(z.string()).default(['', '-']),
+    absentValues: cappedArray(z.string(), 'input.absentValues').default(['', '-']),
     maxLineBytes: z.number().int().min(256).default(1024 * 1024),
     /**
      * A source whose first `records` records (serve: or those of its first `duration`) carry no wanted
@@ -134,7 +135,7 @@ export const signalsSchema = z
     /** Parse errors / lines above which the exporter's own input is considered broken. */
     parseErrorRatioMax: ratio.default(0.01),
     /** Cohort label values that are not canaries (the empty value is never a canary). */
-    stableCohorts: z.array(z.string()).default(['stable']),
+    stableCohorts: cappedArray(z.string(), 'signals.stableCohorts').default(['stable']),
   })
   .strict();
 
@@ -154,7 +155,7 @@ export const windowSchema = z
 export const metricsSchema = z
   .object({
     /** Extra histogram bounds in seconds; the threshold bounds are always added. */
-    histogramBuckets: z.array(z.number().positive()).optional(),
+    histogramBuckets: cappedArray(z.number().positive(), 'metrics.histogramBuckets').optional(),
     labelValueLimit: z.number().int().min(1).default(50),
     downgradeReasonLimit: z.number().int().min(1).default(20),
     /** Longest label value kept (UTF-8 bytes, the cut mark included); longer ones are cut and marked. */
@@ -166,7 +167,7 @@ export const metricsSchema = z
 
 export const sourcesSchema = z
   .object({
-    files: z.array(z.string().min(1)).default([]),
+    files: cappedArray(z.string().min(1), 'sources.files').default([]),
     stdin: z.boolean().default(false),
     pollInterval: duration.default(250),
     startAt: z.enum(['end', 'start']).default('end'),
@@ -189,6 +190,18 @@ export const basicAuthSchema = z
     failedLoginInterval: duration.default(6_000),
     /** Logins waiting for the bcrypt thread beyond which more get 429. */
     maxPendingChecks: z.number().int().min(1).default(32),
+    /** Of those, at most this many from one /24 (IPv4) or /64 (IPv6); the queue is served round robin by network, then address. */
+    maxPendingChecksPerPrefix: z.number().int().min(1).default(16),
+    /** The last this many of maxPendingChecks are kept for user names that exist. */
+    knownUserReservedChecks: z.number().int().min(0).default(4),
+    /** Failed logins all addresses together may have in a row; past it only addresses with no recent failure are checked… */
+    globalFailedLoginBurst: z.number().int().min(1).default(60),
+    /** …until one more is allowed per this long. */
+    globalFailedLoginInterval: duration.default(250),
+  })
+  .refine((b) => b.knownUserReservedChecks < b.maxPendingChecks, {
+    message: '`knownUserReservedChecks` must be below `maxPendingChecks`, or no login for an unknown name (which must cost the same) could ever be checked',
+    path: ['knownUserReservedChecks'],
   })
   .strict();
 
@@ -197,10 +210,12 @@ const listenAddress = z.string().min(1);
 export const webSchema = z
   .object({
     /** One address or a list (each is bound); --web.listen-address, repeatable, replaces it. */
-    listenAddress: z.union([listenAddress, z.array(listenAddress).min(1)]).default(':9185'),
+    listenAddress: z.union([listenAddress, cappedArray(listenAddress, 'web.listenAddress').min(1)]).default(':9185'),
     telemetryPath: z.string().startsWith('/').default('/metrics'),
     /** `_created` samples when /metrics answers OpenMetrics; false for a Prometheus before 3.0, which stores each as a series. */
     openMetricsCreated: z.boolean().default(true),
+    /** Scrapes of the telemetry path answered at once (--web.max-requests); past it 503. 0 = no limit. */
+    maxRequests: z.number().int().min(0).max(10_000).default(40),
     basicAuth: basicAuthSchema.default(() => basicAuthSchema.parse({})),
   })
   .strict();
@@ -271,11 +286,22 @@ export const ingestSchema = z
      * At most Node's own request timeout (5 m), which would otherwise end the request first.
      */
     bodyReadTimeout: duration.default(30_000).refine((ms) => ms <= 300_000, 'must be at most 5m (Node ends a request after 5 m anyway)'),
+    /** Body bytes one client address may hold at once, all its connections together; unset = max(maxBodyBytes, maxInFlightBytes / 4). */
+    maxInFlightBytesPerSource: z.number().int().min(1024).optional(),
+    /** A body must keep arriving at this many bytes per second over each minBodyRateWindow, else 408; 0 = no minimum. */
+    minBodyBytesPerSecond: z.number().int().min(0).default(16 * 1024),
+    minBodyRateWindow: duration.default(5_000),
+    /** After a body of its was cut for arriving under minBodyBytesPerSecond, a client address gets 429 for this long. */
+    slowSourceCooldown: duration.default(30_000),
   })
   .strict()
   .refine((i) => i.maxInFlightBytes >= i.maxBodyBytes, {
     message: '`maxInFlightBytes` must be at least `maxBodyBytes`, or a body of the largest size could never be accepted',
     path: ['maxInFlightBytes'],
+  })
+  .refine((i) => i.maxInFlightBytesPerSource === undefined || (i.maxInFlightBytesPerSource >= i.maxBodyBytes && i.maxInFlightBytesPerSource <= i.maxInFlightBytes), {
+    message: '`maxInFlightBytesPerSource` must be from `maxBodyBytes` to `maxInFlightBytes`, or a body of the largest size could never be accepted',
+    path: ['maxInFlightBytesPerSource'],
   });
 
 /**
@@ -347,8 +373,7 @@ const forSchema = z
 /** Labels the pack itself sets or splits by: an aggregation label of the same name would collide with them. */
 export const RESERVED_AGGREGATION_LABELS = ['instance', 'le', 'hit', 'cohort', 'slo', 'alertname', 'severity', 'priority', 'source'] as const;
 
-const aggregationLabels = z
-  .array(labelName)
+const aggregationLabels = cappedArray(labelName, 'pack.aggregationLabels')
   .min(1)
   .superRefine((labels, ctx) => {
     const seen = new Set<string>();
@@ -438,9 +463,9 @@ export const slosSchema = z
     /** Share of Zero-Plane requests at or under the ceiling (baseline × (1 + tolerance)). */
     latency: z.object({ objective: objective.default(0.99) }).strict().default({ objective: 0.99 }),
     /** Page (severity critical) when any of these holds; SRE workbook defaults. */
-    page: z.array(burnWindow).min(1).default(() => defaultBurnWindows.page.map((w) => ({ ...w }))),
+    page: cappedArray(burnWindow, 'slos.page').min(1).default(() => defaultBurnWindows.page.map((w) => ({ ...w }))),
     /** Ticket (severity warning) when any of these holds. */
-    ticket: z.array(burnWindow).min(1).default(() => defaultBurnWindows.ticket.map((w) => ({ ...w }))),
+    ticket: cappedArray(burnWindow, 'slos.ticket').min(1).default(() => defaultBurnWindows.ticket.map((w) => ({ ...w }))),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -555,7 +580,7 @@ export const kubernetesSchema = z
     /** kube-prometheus-stack's Prometheus selects ServiceMonitors, PodMonitors and PrometheusRules with `release: <helm release>`; empty = no such label. */
     release: z.union([labelValue, z.literal('')]).default('kube-prometheus-stack'),
     /** Extra labels on every object. */
-    labels: z.record(labelKey, labelValue).default({}),
+    labels: z.record(labelKey, labelValue).refine(...withinCap('deploy.kubernetes.labels')).default({}),
     scrapeInterval: duration.default(15_000),
     /** The exporter container, sized from bench/RESULTS.md (serve: ~106–109 MiB RSS; 0.10 cores at 25k lines/s, 0.69 at 250k). */
     resources: z
@@ -584,9 +609,9 @@ export const systemdSchema = z
     binary: z.string().startsWith('/').default('/usr/local/bin/zero-plane-exporter'),
     configFile: z.string().startsWith('/').default('/etc/zero-plane-exporter/zero-plane.yml'),
     /** Directories of the logs it follows: the only part of /var/log the service sees, read-only. */
-    logDirectories: z.array(z.string().startsWith('/var/log/')).min(1).default(['/var/log/nginx']),
+    logDirectories: cappedArray(z.string().startsWith('/var/log/'), 'deploy.systemd.logDirectories').min(1).default(['/var/log/nginx']),
     /** Groups whose files it reads (Debian's nginx logs are root:adm 0640). */
-    supplementaryGroups: z.array(z.string().regex(/^[a-z_][a-z0-9_-]*$/)).default(['adm']),
+    supplementaryGroups: cappedArray(z.string().regex(/^[a-z_][a-z0-9_-]*$/), 'deploy.systemd.supplementaryGroups').default(['adm']),
   })
   .strict();
 

@@ -20,6 +20,13 @@ export interface IngestRouterOptions {
   maxInFlightBytes: number;
   /** Milliseconds a request has to send its whole body (ingest.bodyReadTimeout). */
   bodyReadTimeoutMs: number;
+  /** Body bytes one client address may hold at once (ingest.maxInFlightBytesPerSource). */
+  maxInFlightBytesPerSource?: number;
+  /** ingest.minBodyBytesPerSecond over each ingest.minBodyRateWindow (0 = no minimum). */
+  minBodyBytesPerSecond?: number;
+  minBodyRateWindowMs?: number;
+  /** After a body of its was cut for arriving under the minimum rate, an address gets 429 for this long (ingest.slowSourceCooldown). */
+  slowSourceCooldownMs?: number;
   maxLineBytes: number;
   /** input.envelope, decided per request with `auto`. */
   envelope: EnvelopeMode;
@@ -48,7 +55,10 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
     return router;
   }
   const token = opts.bearerToken === undefined ? undefined : new BearerToken(opts.bearerToken);
-  const budget = new ByteBudget(opts.maxInFlightBytes);
+  const budget = new ByteBudget(opts.maxInFlightBytes, opts.maxInFlightBytesPerSource ?? Math.max(opts.maxBodyBytes, Math.floor(opts.maxInFlightBytes / 4)));
+  // Addresses whose last body came too slowly → until when they get 429 (reconnecting does not help).
+  const slowUntil = new Map<string, number>();
+  const MAX_SLOW_SOURCES = 4096;
 
   const reject = (req: Request, res: Response, status: number, error: string): void => {
     log.warn('ingest request rejected', { status, reason: error, remote: req.socket.remoteAddress });
@@ -69,15 +79,40 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
     const encoding = parseContentEncoding(req.get('content-encoding'));
     if (encoding === undefined) return reject(req, res, 415, `Content-Encoding "${req.get('content-encoding')}" is not supported; send the body as is or with gzip`);
 
-    const body = await readBody(req, encoding, { maxBodyBytes: opts.maxBodyBytes, budget, timeoutMs: opts.bodyReadTimeoutMs });
+    const source = req.socket.remoteAddress ?? '';
+    const until = slowUntil.get(source);
+    if (until !== undefined) {
+      const wait = until - Date.now();
+      if (wait > 0) {
+        res.set('Retry-After', String(Math.ceil(wait / 1000)));
+        return reject(req, res, 429, 'a body from this address came too slowly and was cut; retry after the ingest.slowSourceCooldown');
+      }
+      slowUntil.delete(source);
+    }
+    const body = await readBody(req, encoding, {
+      maxBodyBytes: opts.maxBodyBytes,
+      budget,
+      timeoutMs: opts.bodyReadTimeoutMs,
+      source,
+      minBytesPerSecond: opts.minBodyBytesPerSecond ?? 0,
+      rateWindowMs: opts.minBodyRateWindowMs ?? 5_000,
+    });
     if (!body.ok) {
       if (body.status === 'aborted') {
         log.debug('ingest request abandoned by the client; nothing counted', { reason: body.error, remote: req.socket.remoteAddress });
         return;
       }
       if (body.status === 429) res.set('Retry-After', '1');
-      // The rest of a body that came too slowly is not waited for: the connection ends with the answer.
-      if (body.status === 408) res.set('Connection', 'close');
+      // The rest of a body that came too slowly is not waited for: the connection ends with the answer, and
+      // the address waits out the cooldown, so reconnecting to trickle again gets 429 without holding bytes.
+      if (body.status === 408) {
+        res.set('Connection', 'close');
+        const cooldown = opts.slowSourceCooldownMs ?? 0;
+        if (cooldown > 0 && body.belowMinRate === true) {
+          if (slowUntil.size >= MAX_SLOW_SOURCES) slowUntil.delete(slowUntil.keys().next().value as string);
+          slowUntil.set(source, Date.now() + cooldown);
+        }
+      }
       return reject(req, res, body.status, body.error);
     }
     let outcome: IngestOutcome;

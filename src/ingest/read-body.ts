@@ -6,24 +6,39 @@
 import type { IncomingMessage } from 'node:http';
 import { createGunzip } from 'node:zlib';
 
-/** The body bytes held at once across concurrent requests (decompressed), shared by every request. */
+/**
+ * The body bytes held at once across concurrent requests (decompressed), shared by every request, and the
+ * share of it one source (a client address, all its connections together) may hold, so clients that hold
+ * bodies open cannot take the budget every other client needs.
+ */
 export class ByteBudget {
   private used = 0;
+  private readonly bySource = new Map<string, number>();
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    readonly perSourceLimit: number = limit,
+  ) {}
 
   get inUse(): number {
     return this.used;
   }
 
-  take(bytes: number): boolean {
-    if (this.used + bytes > this.limit) return false;
+  /** Whether `bytes` more fit, in all and in the share of `source`; taken when they do. */
+  take(bytes: number, source = ''): 'ok' | 'full' | 'share' {
+    const mine = this.bySource.get(source) ?? 0;
+    if (mine + bytes > this.perSourceLimit) return 'share';
+    if (this.used + bytes > this.limit) return 'full';
     this.used += bytes;
-    return true;
+    this.bySource.set(source, mine + bytes);
+    return 'ok';
   }
 
-  give(bytes: number): void {
+  give(bytes: number, source = ''): void {
     this.used = Math.max(0, this.used - bytes);
+    const left = (this.bySource.get(source) ?? 0) - bytes;
+    if (left > 0) this.bySource.set(source, left);
+    else this.bySource.delete(source);
   }
 }
 
@@ -33,6 +48,11 @@ export interface BodyLimits {
   budget: ByteBudget;
   /** Milliseconds the whole body may take to arrive; past it the read fails with 408. */
   timeoutMs: number;
+  /** Whose share of the budget the body takes (the client address). */
+  source?: string;
+  /** Bytes per second the body must keep arriving at, over each `rateWindowMs` (0 = no minimum): else 408. */
+  minBytesPerSecond?: number;
+  rateWindowMs?: number;
 }
 
 export type Encoding = 'identity' | 'gzip';
@@ -41,8 +61,8 @@ export type BodyResult =
   /** The (decompressed) body; call release() once it has been used, to return its bytes to the budget. */
   | { ok: true; chunks: Buffer[]; bytes: number; release(): void }
   | { ok: false; status: 400 | 413 | 429; error: string }
-  /** Too slow: the rest of the body is not waited for; answer, then close the connection. */
-  | { ok: false; status: 408; error: string }
+  /** Too slow: the rest of the body is not waited for; answer, then close the connection. `belowMinRate`: cut by the minimum rate, not the timeout. */
+  | { ok: false; status: 408; error: string; belowMinRate?: true }
   /** The client went away before the body was complete: there is nobody to answer. */
   | { ok: false; status: 'aborted'; error: string };
 
@@ -56,6 +76,9 @@ export function parseContentEncoding(header: string | undefined): Encoding | und
 
 export function readBody(req: IncomingMessage, encoding: Encoding, limits: BodyLimits): Promise<BodyResult> {
   const { maxBodyBytes: max, budget, timeoutMs } = limits;
+  const source = limits.source ?? '';
+  const minRate = limits.minBytesPerSecond ?? 0;
+  const rateWindowMs = limits.rateWindowMs ?? 5_000;
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > max) {
     // Refused before reading; node discards the unread body after the response.
@@ -73,9 +96,10 @@ export function readBody(req: IncomingMessage, encoding: Encoding, limits: BodyL
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearInterval(rateCheck);
       req.off('data', onData);
       if (!result.ok) {
-        budget.give(held);
+        budget.give(held, source);
         chunks.length = 0;
         gunzip?.destroy();
         // Keep reading (and dropping) the rest, so the error response can be sent on this connection; not
@@ -88,12 +112,41 @@ export function readBody(req: IncomingMessage, encoding: Encoding, limits: BodyL
     const timer = setTimeout(() => {
       finish({ ok: false, status: 408, error: `the body did not arrive within ingest.bodyReadTimeout (${timeoutMs} ms); nothing from it was counted` });
     }, timeoutMs);
+    // A body that arrives slower than the minimum over a whole window is cut then, not at the timeout: a
+    // client that sends a burst and then a byte a second would otherwise hold its bytes for the whole of it.
+    let receivedAtCheck = 0;
+    let pausedInWindow = false;
+    const rateCheck =
+      minRate > 0
+        ? setInterval(() => {
+            const came = received - receivedAtCheck;
+            receivedAtCheck = received;
+            // A window in which we paused the body ourselves (gzip back-pressure) says nothing of the client.
+            if (pausedInWindow) return void (pausedInWindow = false);
+            if (came < (minRate * rateWindowMs) / 1000) {
+              finish({
+                ok: false,
+                status: 408,
+                belowMinRate: true,
+                error: `the body arrived at ${Math.round((came * 1000) / rateWindowMs)} bytes/s, under ingest.minBodyBytesPerSecond (${minRate}); nothing from it was counted`,
+              });
+            }
+          }, rateWindowMs)
+        : undefined;
 
     const keep = (chunk: Buffer): void => {
       if (done) return;
       if (held + chunk.length > max) return finish(tooLarge(max, gunzip === undefined ? 'body' : 'decompressed body'));
-      if (!budget.take(chunk.length)) {
+      const taken = budget.take(chunk.length, source);
+      if (taken === 'full') {
         return finish({ ok: false, status: 429, error: `the exporter already holds ${budget.limit} bytes of ingest bodies (ingest.maxInFlightBytes); retry later` });
+      }
+      if (taken === 'share') {
+        return finish({
+          ok: false,
+          status: 429,
+          error: `this client address already holds ${budget.perSourceLimit} bytes of ingest bodies (ingest.maxInFlightBytesPerSource); retry later`,
+        });
       }
       held += chunk.length;
       chunks.push(chunk);
@@ -104,6 +157,7 @@ export function readBody(req: IncomingMessage, encoding: Encoding, limits: BodyL
       if (received > max) return finish(tooLarge(max, 'body'));
       if (gunzip === undefined) return keep(chunk);
       if (!gunzip.write(chunk)) {
+        pausedInWindow = true;
         req.pause();
         gunzip.once('drain', () => {
           if (!done) req.resume();
@@ -120,7 +174,7 @@ export function readBody(req: IncomingMessage, encoding: Encoding, limits: BodyL
         release: () => {
           if (released) return;
           released = true;
-          budget.give(held);
+          budget.give(held, source);
         },
       });
     };

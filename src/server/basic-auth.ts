@@ -1,11 +1,17 @@
 // HTTP basic auth against bcrypt hashes (`basic_auth_users` of --web.config.file), in front of every
 // endpoint. bcrypt is slow on purpose (cost 10 is ~75 ms of CPU here), so a verified (user, password) is
 // remembered for the life of the process, as the exporter toolkit does: a scrape every 15 s then costs a
-// SHA-256, not a bcrypt. What an attacker can do with wrong passwords is bounded three ways:
-// - checks run on a worker thread (bcrypt-verifier.ts), one at a time: a remembered login never waits
-//   for them, and wrong passwords take at most one core;
-// - each client address has a bucket of failed checks (web.basicAuth.failedLogin*): past it, and past
-//   web.basicAuth.maxPendingChecks waiting checks, a login gets 429 without a bcrypt;
+// SHA-256, not a bcrypt. What an attacker can do with wrong passwords is bounded these ways:
+// - checks run on worker threads (bcrypt-verifier.ts), one at a time each: one for addresses with no
+//   recent failure in their network, one for the rest. A remembered login never waits for them, a right password from a
+//   clean address never waits behind a wrong one, and wrong passwords take at most one core;
+// - each client address has a bucket of failed checks (web.basicAuth.failedLogin*), and all addresses
+//   together one more (web.basicAuth.globalFailedLogin*): past its own, or past the global one while its
+//   address has failed recently, a login gets 429 without a bcrypt;
+// - checks wait in a fair queue (fair-queue.ts), round robin by /24 or /64 and then by address, those
+//   from networks with no failed login for failedLoginBurst × failedLoginInterval in a lane of their own; web.basicAuth.maxPendingChecks wait at most, of which one network may
+//   hold maxPendingChecksPerPrefix and the last knownUserReservedChecks are kept for user names that exist,
+//   so wrong passwords from many addresses cannot keep a scraper whose login is not remembered out;
 // - every check costs the same whatever the user name: an unknown user is checked against a hash of the
 //   highest cost configured, and a user whose hash is cheaper pays the difference in extra hashes, so the
 //   time of a 401 does not tell which names exist.
@@ -16,7 +22,8 @@ import { CounterFamily } from '../metrics/families.js';
 import { bcryptCost } from './bcrypt-cost.js';
 import { BcryptWorker, type Verifier } from './bcrypt-verifier.js';
 import type { Logger } from './logger.js';
-import { KeyedBuckets } from './token-bucket.js';
+import { FairQueue, networkPrefix, type Lane } from './fair-queue.js';
+import { KeyedBuckets, TokenBucket } from './token-bucket.js';
 
 export const BASIC_AUTH_REALM = 'zero-plane-exporter';
 
@@ -27,9 +34,25 @@ export interface BasicAuthLimits {
   failedLoginIntervalMs: number;
   /** Checks waiting for the bcrypt thread beyond which logins get 429. */
   maxPendingChecks: number;
+  /** Of those, at most this many from one /24 (IPv4) or /64 (IPv6). */
+  maxPendingChecksPerPrefix: number;
+  /** The last this many of maxPendingChecks only for user names that exist. */
+  knownUserReservedChecks: number;
+  /** Failed checks all addresses together may have in a row… */
+  globalFailedLoginBurst: number;
+  /** …and one more per this many milliseconds; past it only addresses with no recent failure are checked. */
+  globalFailedLoginIntervalMs: number;
 }
 
-export const DEFAULT_BASIC_AUTH_LIMITS: BasicAuthLimits = { failedLoginBurst: 10, failedLoginIntervalMs: 6_000, maxPendingChecks: 32 };
+export const DEFAULT_BASIC_AUTH_LIMITS: BasicAuthLimits = {
+  failedLoginBurst: 10,
+  failedLoginIntervalMs: 6_000,
+  maxPendingChecks: 32,
+  maxPendingChecksPerPrefix: 16,
+  knownUserReservedChecks: 4,
+  globalFailedLoginBurst: 60,
+  globalFailedLoginIntervalMs: 250,
+};
 
 export interface BasicAuthOptions {
   /** User → bcrypt hash; at least one. */
@@ -42,7 +65,7 @@ export interface BasicAuthOptions {
   maxClients?: number;
   /** Milliseconds since the epoch; tests inject their own. */
   clock?: () => number;
-  /** Where bcrypt runs (default a worker thread). */
+  /** Where bcrypt runs (default a worker thread per lane of the queue). */
   verifier?: Verifier;
 }
 
@@ -54,6 +77,13 @@ export interface BasicAuth {
   close(): Promise<void>;
 }
 
+/**
+ * The nice value of the thread that checks logins from networks that failed recently: wrong passwords get
+ * the CPU nothing else wants, so a flood of them on a small machine cannot slow the event loop (scrapes,
+ * health probes) or the clean lane's thread.
+ */
+const FAILING_LANE_NICE = 19;
+
 /** Rejections are logged at most this often, with a count of the rest, so a flood cannot flood the log. */
 const LOG_INTERVAL_MS = 60_000;
 
@@ -62,14 +92,33 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
   const limits = opts.limits ?? DEFAULT_BASIC_AUTH_LIMITS;
   const maxRemembered = opts.maxRemembered ?? 1024;
   const clock = opts.clock ?? Date.now;
-  const verifier = opts.verifier ?? new BcryptWorker();
+  // One thread for logins from addresses with no recent failure, one for the rest: a right password
+  // never waits behind a wrong one's bcrypt, and wrong passwords still take at most one core.
+  const verifiers: Record<Lane, Verifier> = opts.verifier === undefined ? { clean: new BcryptWorker(), failing: new BcryptWorker(FAILING_LANE_NICE) } : { clean: opts.verifier, failing: opts.verifier };
   if (users.size === 0) throw new Error('basic auth needs at least one user');
   const { decoy, padSalts } = equalCost(users);
   const verified = new Set<string>();
   const failures = new KeyedBuckets(limits.failedLoginBurst, limits.failedLoginIntervalMs, opts.maxClients ?? 4096, clock);
   const checks = new CounterFamily('zero_plane_exporter_basic_auth_checks_total', 'Basic auth logins checked with bcrypt (verified, failed) or refused with 429 before a check (throttled).', ['result']);
   for (const result of ['verified', 'failed', 'throttled']) checks.touch([result]);
-  let pending = 0;
+  const maxClients = opts.maxClients ?? 4096;
+  /** Network prefix → when a login from it last failed (the oldest dropped past maxClients). */
+  const lastFailure = new Map<string, number>();
+  const globalFailures = new TokenBucket(limits.globalFailedLoginBurst, limits.globalFailedLoginIntervalMs, clock);
+  // Checks waiting, and whether one is on the thread: one at a time, so the queue decides the order.
+  const queue = new FairQueue<() => Promise<void>>();
+  const running: Record<Lane, boolean> = { clean: false, failing: false };
+  let closed = false;
+  const runNext = (lane: Lane): void => {
+    if (running[lane] || closed) return;
+    const next = queue.shift(lane);
+    if (next === undefined) return;
+    running[lane] = true;
+    void next().finally(() => {
+      running[lane] = false;
+      runNext(lane);
+    });
+  };
   let lastLog = -Infinity;
   let unlogged = 0;
 
@@ -105,27 +154,50 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
 
     // The token is taken before the check, so concurrent wrong passwords from one client cannot all
     // start checks before the first of them fails; a login that succeeds gives it back.
-    const bucket = failures.bucket(req.socket.remoteAddress ?? '');
+    const address = req.socket.remoteAddress ?? '';
+    const bucket = failures.bucket(address);
+    const prefix = networkPrefix(address);
+    // A network with no failed login for as long as an address's bucket takes to refill: a scraper, not a
+    // guesser. It has the clean lane and its thread, and the global limit does not hold it.
+    const failedAt = lastFailure.get(prefix);
+    const clean = failedAt === undefined || clock() - failedAt >= limits.failedLoginBurst * limits.failedLoginIntervalMs;
     if (!bucket.take()) return throttle(req, res, 'too many failed logins from this address', bucket.msUntilToken());
-    if (pending >= limits.maxPendingChecks) {
-      bucket.giveBack();
-      return throttle(req, res, 'too many logins being checked', 1000);
-    }
     const hash = users.get(user);
-    pending++;
+    const refusal =
+      !clean && globalFailures.msUntilToken() > 0
+        ? 'too many failed logins overall'
+        : queue.size + Number(running.clean) + Number(running.failing) >= limits.maxPendingChecks - (hash === undefined ? limits.knownUserReservedChecks : 0)
+          ? 'too many logins being checked'
+          : queue.waitingFrom(prefix) >= limits.maxPendingChecksPerPrefix
+            ? 'too many logins being checked from this network'
+            : undefined;
+    if (refusal !== undefined) {
+      bucket.giveBack();
+      return throttle(req, res, refusal, refusal === 'too many failed logins overall' ? globalFailures.msUntilToken() : 1000);
+    }
     let ok: boolean;
     try {
-      ok = (await verifier.verify(password, hash ?? decoy, padSalts.get(hash ?? decoy) ?? [])) && hash !== undefined;
+      const lane: Lane = clean ? 'clean' : 'failing';
+      ok = await new Promise<boolean>((resolve, reject) => {
+        queue.push(lane, prefix, address, () =>
+          verifiers[lane].verify(password, hash ?? decoy, padSalts.get(hash ?? decoy) ?? []).then((matched) => resolve(matched && hash !== undefined), reject),
+        );
+        runNext(lane);
+      });
     } catch (err) {
       bucket.giveBack();
       log.error('bcrypt check failed', { error: (err as Error).message });
       res.status(503).json({ error: 'login could not be checked; retry' });
       return;
-    } finally {
-      pending--;
     }
     checks.inc([ok ? 'verified' : 'failed']);
-    if (!ok) return refuse(req, res, hash === undefined ? 'unknown user' : 'wrong password');
+    if (!ok) {
+      globalFailures.take();
+      lastFailure.delete(prefix);
+      if (lastFailure.size >= maxClients) lastFailure.delete(lastFailure.keys().next().value as string);
+      lastFailure.set(prefix, clock());
+      return refuse(req, res, hash === undefined ? 'unknown user' : 'wrong password');
+    }
     bucket.giveBack();
     if (verified.size >= maxRemembered) verified.clear();
     verified.add(key);
@@ -134,7 +206,13 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
   return {
     handler: (req, res, next) => void handler(req, res, next),
     checks,
-    close: () => verifier.close(),
+    close: async () => {
+      // Checks still waiting are dropped: their connections are closed, and the process must exit now.
+      closed = true;
+      queue.clear();
+      await verifiers.clean.close();
+      if (verifiers.failing !== verifiers.clean) await verifiers.failing.close();
+    },
   };
 }
 

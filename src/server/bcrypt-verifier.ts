@@ -9,6 +9,8 @@ import { Worker } from 'node:worker_threads';
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const bcrypt = require(workerData.bcryptjs);
+// On Linux a nice value is per thread: pid 0 is this thread alone, so the event loop keeps its priority.
+if (workerData.nice !== 0) { try { require('node:os').setPriority(0, workerData.nice); } catch {} }
 parentPort.on('message', ({ id, password, hash, padSalts }) => {
   let ok = false;
   try { ok = bcrypt.compareSync(password, hash); } catch { ok = false; }
@@ -26,10 +28,16 @@ export interface Verifier {
 
 export class BcryptWorker implements Verifier {
   private worker: Worker | undefined;
+
+  /** `nice`: the thread's nice value (19 = runs only when nothing else wants the CPU). */
+  constructor(private readonly nice = 0) {}
   private readonly pending = new Map<number, { resolve: (ok: boolean) => void; reject: (err: Error) => void }>();
   private nextId = 0;
+  private closed = false;
 
   verify(password: string, hash: string, padSalts: readonly string[]): Promise<boolean> {
+    // Closed is closed: a check still queued at shutdown must not start a new thread that keeps the process alive.
+    if (this.closed) return Promise.reject(new Error('the bcrypt verifier is closed'));
     const worker = this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -39,6 +47,7 @@ export class BcryptWorker implements Verifier {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const worker = this.worker;
     this.worker = undefined;
     await worker?.terminate();
@@ -47,7 +56,7 @@ export class BcryptWorker implements Verifier {
   private start(): Worker {
     if (this.worker !== undefined) return this.worker;
     const bcryptjs = createRequire(import.meta.url).resolve('bcryptjs');
-    const worker = new Worker(THREAD, { eval: true, workerData: { bcryptjs } });
+    const worker = new Worker(THREAD, { eval: true, workerData: { bcryptjs, nice: this.nice } });
     // Requests in flight keep the process alive; an idle verifier must not.
     worker.unref();
     worker.on('message', ({ id, ok }: { id: number; ok: boolean }) => {

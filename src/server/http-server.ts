@@ -9,8 +9,11 @@ import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { prefersOpenMetrics, type MetricsEndpoint } from '../metrics/registry.js';
 import { errorHandler, notFound } from './error-handler.js';
+import { answerClientError, HTTP2_MAX_HEADER_LIST_SIZE } from './header-limits.js';
 import { http2Dispatch } from './http2-bridge.js';
 import type { Logger } from './logger.js';
+import type { CounterFamily } from '../metrics/families.js';
+import { SharedScrape, type RenderedBody } from './shared-scrape.js';
 import { clientCertificateProblem, type TlsSettings } from './web-config.js';
 
 export interface HttpOptions {
@@ -24,8 +27,15 @@ export interface HttpOptions {
   guard?: RequestHandler;
   registry: MetricsEndpoint;
   telemetryPath: string;
-  /** Called before each scrape so window gauges are computed at scrape time. */
+  /** Called before each render of /metrics so window gauges are computed at scrape time. */
   beforeScrape: () => void;
+  /**
+   * Scrapes of /metrics answered at once (--web.max-requests, as node_exporter's); past it a scrape gets 503
+   * at once. 0 = no limit. Other endpoints are not counted: health probes are never refused by it.
+   */
+  maxRequests?: number;
+  /** zero_plane_exporter_scrapes_total{result} (scrapeCounter()), when /metrics shows it. */
+  scrapes?: CounterFamily;
   ready: () => boolean;
   /**
    * When set and false, /metrics answers 503 (a failed scrape, not samples): after a restart from a
@@ -51,8 +61,31 @@ export function createApp(opts: HttpOptions): express.Express {
     });
   }
   if (opts.guard !== undefined) app.use(opts.guard);
+  // Health and readiness first: no router, limiter or render stands before them.
+  app.get('/-/healthy', (_req, res) => {
+    res.type('text/plain').send('zero-plane-exporter is Healthy.\n');
+  });
+  app.get('/-/ready', (_req, res) => {
+    if (opts.ready()) res.type('text/plain').send('zero-plane-exporter is Ready.\n');
+    else res.status(503).type('text/plain').send('zero-plane-exporter is not ready.\n');
+  });
   for (const router of opts.routers ?? []) app.use(router);
+  const shared = new SharedScrape(opts.registry, opts.beforeScrape, opts.scrapes);
+  const maxRequests = opts.maxRequests ?? 0;
+  let inFlight = 0;
   app.get(opts.telemetryPath, async (req, res) => {
+    if (maxRequests > 0 && inFlight >= maxRequests) {
+      opts.scrapes?.inc(['refused']);
+      res
+        .status(503)
+        .set({ 'Retry-After': '1', 'Cache-Control': 'no-store' })
+        .type('text/plain')
+        .send(`too many concurrent scrapes: ${maxRequests} are being answered (--web.max-requests); retry\n`);
+      return;
+    }
+    // Counted until the response is done or the client is gone, however it ends.
+    inFlight++;
+    res.once('close', () => inFlight--);
     if (opts.scrapeReady !== undefined && !opts.scrapeReady()) {
       res.status(503).type('text/plain').send('zero-plane-exporter is catching up from its checkpoint; metrics are held back until then.\n');
       return;
@@ -60,23 +93,15 @@ export function createApp(opts: HttpOptions): express.Express {
     // OpenMetrics 1.0 when the scraper asks for it (Prometheus does by default), else the text format.
     const format = prefersOpenMetrics(req.get('accept')) ? 'openmetrics' : 'text';
     res.vary('Accept');
-    let chunks: string[];
+    let body: RenderedBody;
     try {
-      opts.beforeScrape();
-      chunks = await opts.registry.chunks(format);
+      body = await shared.body(format);
     } catch (err) {
       opts.log?.error('collecting metrics failed', { error: (err as Error).message });
       res.status(500).type('text/plain').send(`error collecting metrics: ${(err as Error).message}\n`);
       return;
     }
-    await writeChunks(res, opts.registry.contentTypeOf(format), chunks);
-  });
-  app.get('/-/healthy', (_req, res) => {
-    res.type('text/plain').send('zero-plane-exporter is Healthy.\n');
-  });
-  app.get('/-/ready', (_req, res) => {
-    if (opts.ready()) res.type('text/plain').send('zero-plane-exporter is Ready.\n');
-    else res.status(503).type('text/plain').send('zero-plane-exporter is not ready.\n');
+    await writeBody(res, opts.registry.contentTypeOf(format), body);
   });
   app.use(opts.landing);
   app.use(notFound);
@@ -85,15 +110,13 @@ export function createApp(opts: HttpOptions): express.Express {
 }
 
 /**
- * Writes a body piece by piece, waiting whenever the socket's buffer is full, so a large scrape is never
- * one string and a slow reader holds at most the pieces not yet written. Content-Length is sent, as
- * res.send would, so the client knows the body is whole.
+ * Writes a body piece by piece, waiting whenever the socket's buffer is full, so a slow reader queues at
+ * most one piece of its own (the pieces are shared with the other scrapes of the same render). Content-Length
+ * is sent, as res.send would, so the client knows the body is whole.
  */
-async function writeChunks(res: Response, contentType: string, chunks: readonly string[]): Promise<void> {
-  let bytes = 0;
-  for (const c of chunks) bytes += Buffer.byteLength(c);
-  res.status(200).type(contentType).set('Content-Length', String(bytes));
-  for (const c of chunks) {
+async function writeBody(res: Response, contentType: string, body: RenderedBody): Promise<void> {
+  res.status(200).type(contentType).set('Content-Length', String(body.bytes));
+  for (const c of body.pieces) {
     if (res.destroyed) return;
     if (!res.write(c)) {
       await new Promise<void>((resolve) => {
@@ -173,6 +196,7 @@ export async function listenWeb(app: express.Express, at: Endpoint, transport: W
   const tls = transport.tls;
   if (tls === undefined) {
     const server = createHttpServer(app);
+    server.on('clientError', answerClientError);
     await listenOn(server, at);
     server.on('error', (err) => log.error('listener error', { error: err.message }));
     return {
@@ -187,7 +211,11 @@ export async function listenWeb(app: express.Express, at: Endpoint, transport: W
   }
 
   const secure =
-    transport.http2 === true ? createHttp2SecureServer({ ...tls.options, allowHTTP1: true }, http2Dispatch(app)) : createHttpsServer(tls.options, app);
+    transport.http2 === true
+      ? createHttp2SecureServer({ ...tls.options, allowHTTP1: true, settings: { maxHeaderListSize: HTTP2_MAX_HEADER_LIST_SIZE } }, http2Dispatch(app))
+      : createHttpsServer(tls.options, app);
+  // HTTP/1.1 requests on either (the HTTP/2 server's allowHTTP1 included).
+  secure.on('clientError', answerClientError);
   // A failed handshake (wrong CA, no client certificate, garbage, a TLS version or cipher refused) is the
   // client's problem: logged at debug, the connection dropped; never a crash or a stack trace.
   secure.on('tlsClientError', (err: Error, socket: TLSSocket) => {

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type express from 'express';
+import { headerBytes, MAX_REQUEST_HEADER_BYTES } from './header-limits.js';
 
 type Handle = (req: unknown, res: unknown) => void;
 
@@ -23,7 +24,15 @@ export function http2Dispatch(app: express.Express): (req: IncomingMessage | Htt
   // `handle` is Express's own entry point (what app(req, res) calls); its typings leave it out.
   const handle = (app as unknown as { handle: Handle }).handle;
   return (req, res) => {
-    if (req.httpVersionMajor === 2) handle.call(view, req, res);
+    if (req.httpVersionMajor === 2) {
+      // The same limit as HTTP/1.1's parser, answered the same way (header-limits.ts).
+      if (headerBytes(req.rawHeaders) > MAX_REQUEST_HEADER_BYTES) {
+        res.writeHead(431, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(`request header fields too large: request headers above ${MAX_REQUEST_HEADER_BYTES} bytes\n`);
+        return;
+      }
+      handle.call(view, req, res);
+    }
     else app(req as IncomingMessage, res as ServerResponse);
   };
 }

@@ -10,6 +10,7 @@ import { createSecureContext, type SecureVersion } from 'node:tls';
 import { z } from 'zod';
 import { parseGoDuration } from '../config/duration.js';
 import { ConfigError, parseYamlWith, readConfigText } from '../config/load.js';
+import { cappedArray, withinCap } from '../config/list-caps.js';
 import { readRegularFile, RegularFileError } from '../config/regular-file.js';
 import { bcryptCost } from './bcrypt-cost.js';
 
@@ -72,12 +73,12 @@ const tlsServerSchema = z
     client_auth_type: z.enum(CLIENT_AUTH_TYPES).default('NoClientCert'),
     client_ca_file: z.string().min(1).optional(),
     client_ca: z.string().min(1).optional(),
-    client_allowed_sans: z.array(z.string().min(1)).optional(),
+    client_allowed_sans: cappedArray(z.string().min(1), 'tls_server_config.client_allowed_sans').optional(),
     min_version: tlsVersion.default('TLS12'),
     max_version: tlsVersion.default('TLS13'),
-    cipher_suites: z.array(cipherName).nullish(),
+    cipher_suites: cappedArray(cipherName, 'tls_server_config.cipher_suites').nullish(),
     prefer_server_cipher_suites: z.boolean().default(true),
-    curve_preferences: z.array(z.enum(Object.keys(CURVES) as [string, ...string[]])).nullish(),
+    curve_preferences: cappedArray(z.enum(Object.keys(CURVES) as [string, ...string[]]), 'tls_server_config.curve_preferences').nullish(),
   })
   .strict()
   .superRefine((t, ctx) => {
@@ -104,8 +105,26 @@ const tlsServerSchema = z
     }
   });
 
+/**
+ * An RFC 9110 field-value (5.5): visible characters and obs-text, with spaces and tabs only between them. A
+ * CR or LF would otherwise be accepted here and make Node refuse to set the header on every response (500).
+ */
+const FIELD_VALUE = /^(?:[\x21-\x7e\x80-\xff](?:[\t \x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?$/;
+/** Longest header value set (a Content-Security-Policy is rarely above 2 KiB; proxies refuse 8 KiB headers). */
+export const MAX_HEADER_VALUE_CHARS = 4096;
+const headerValue = z
+  .string()
+  .max(MAX_HEADER_VALUE_CHARS)
+  .refine((v) => FIELD_VALUE.test(v), {
+    error: (issue) => {
+      const v = String(issue.input);
+      const bad = /[\r\n]/.test(v) ? 'a CR or LF' : /^[\t ]|[\t ]$/.test(v) ? 'leading or trailing whitespace' : 'a control character or one above U+00FF';
+      return `not an HTTP field value (RFC 9110 5.5): it holds ${bad}`;
+    },
+  });
+
 const headersSchema = z
-  .object(Object.fromEntries(HEADER_NAMES.map((h) => [h, z.string().optional()])) as Record<(typeof HEADER_NAMES)[number], z.ZodOptional<z.ZodString>>)
+  .object(Object.fromEntries(HEADER_NAMES.map((h) => [h, headerValue.optional()])) as Record<(typeof HEADER_NAMES)[number], z.ZodOptional<typeof headerValue>>)
   .strict()
   .superRefine((h, ctx) => {
     const frame = h['X-Frame-Options'];
@@ -143,6 +162,7 @@ export const webConfigSchema = z
       .nullish(),
     basic_auth_users: z
       .record(z.string(), bcryptHash)
+      .refine(...withinCap('basic_auth_users'))
       .superRefine((users, ctx) => {
         for (const user of Object.keys(users)) {
           if (user === '' || user.includes(':')) ctx.addIssue({ code: 'custom', path: [user], message: 'a basic auth user name must be non-empty, without ":" (RFC 7617)' });

@@ -1,0 +1,70 @@
+// One render of /metrics for every scrape waiting on it. 200 concurrent scrapes rendered 200 bodies:
+// each a synchronous pass over every series (the event loop, health probes included, waited behind all
+// of them) and each held in memory until its client had read it (313–522 MB RSS against a 256 Mi limit).
+// Now a scrape that arrives while a render of its format is under way (or about to start) waits for that
+// render and is served its body; the body is encoded once, into Buffers every response writes without
+// copying. Nothing is cached: a scrape is never served a render that started before it arrived.
+import { CounterFamily } from '../metrics/families.js';
+import type { ExpositionFormat, MetricsEndpoint } from '../metrics/registry.js';
+
+/** What became of each scrape of /metrics: its own render, another's (shared), or 503 past --web.max-requests. */
+export function scrapeCounter(): CounterFamily {
+  const scrapes = new CounterFamily(
+    'zero_plane_exporter_scrapes_total',
+    'Scrapes of the telemetry path: rendered (a render of their own), shared (served the body of a render under way), refused (503: --web.max-requests scrapes were being answered).',
+    ['result'],
+  );
+  for (const result of ['rendered', 'shared', 'refused']) scrapes.touch([result]);
+  return scrapes;
+}
+
+/** A rendered body: pieces of about 64 KiB, shared read-only by every response that writes it. */
+export interface RenderedBody {
+  pieces: readonly Buffer[];
+  bytes: number;
+}
+
+export class SharedScrape {
+  private readonly pending = new Map<ExpositionFormat, Promise<RenderedBody>>();
+  private renderCount = 0;
+
+  constructor(
+    private readonly registry: MetricsEndpoint,
+    /** Runs before each render (window gauges computed at scrape time). */
+    private readonly beforeRender: () => void,
+    private readonly counter?: CounterFamily,
+  ) {}
+
+  /** Renders started so far (each served one or more scrapes). */
+  get renders(): number {
+    return this.renderCount;
+  }
+
+  /** The body of the render under way for `format`, or of a new one. */
+  body(format: ExpositionFormat): Promise<RenderedBody> {
+    const under = this.pending.get(format);
+    if (under !== undefined) {
+      this.counter?.inc(['shared']);
+      return under;
+    }
+    this.counter?.inc(['rendered']);
+    const render = this.render(format).finally(() => this.pending.delete(format));
+    this.pending.set(format, render);
+    return render;
+  }
+
+  private async render(format: ExpositionFormat): Promise<RenderedBody> {
+    this.renderCount++;
+    // Started after the poll phase, not in the first request's handler: every scrape whose request Node
+    // reads in this turn of the event loop joins this render instead of starting its own, and a health
+    // probe read in the same turn is answered before it. Rendered at once, 200 scrapes read together were
+    // 200 renders back to back, and the probe (and new connections) waited behind all of them.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.beforeRender();
+    const chunks = await this.registry.chunks(format);
+    const pieces = chunks.map((c) => Buffer.from(c));
+    let bytes = 0;
+    for (const p of pieces) bytes += p.length;
+    return { pieces, bytes };
+  }
+}
