@@ -50,7 +50,8 @@ const headerName = z.string().min(1).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'not
 const headerSource = z
   .object({
     path: z.string().min(1).optional(),
-    prefix: z.string().min(1).optional(),
+    /** "" = the header fields sit at the top level, named for the header alone (x_anthropic_layer_id). */
+    prefix: z.string().optional(),
     nameStyle: z.enum(['underscore', 'canonical']).optional(),
     /** Flat fields of a log that leaves out a header not sent (Traefik): every line carries these headers. */
     omitsMissing: z.boolean().optional(),
@@ -64,6 +65,23 @@ const headerSource = z
   });
 
 const path = z.string().min(1);
+/** A dotted path of non-empty steps (`headers.layer`), for input.headers. */
+const dottedPath = z.string().regex(/^[^.]+(\.[^.]+)*$/, 'not a dotted field path such as `layer` or `headers.layer` (an empty step, or empty)');
+/**
+ * input.headers.response / .request: header name (any case) → the dotted path that header sits at, read
+ * instead of the side's header source for that header. Which names a side may map is checked against
+ * `headers` by the config (a name nothing reads would be a mapping that silently does nothing).
+ */
+const headerPaths = z.record(z.string(), dottedPath).superRefine((paths, ctx) => {
+  const seen = new Map<string, string>();
+  for (const name of Object.keys(paths)) {
+    // Checked here rather than by a key schema, whose issue would not say what is wrong with the key.
+    if (!headerName.safeParse(name).success) ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" is not an HTTP header name` });
+    const prior = seen.get(name.toLowerCase());
+    if (prior !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: `maps the same header as \`${prior}\` (names match in any case): keep one` });
+    seen.set(name.toLowerCase(), name);
+  }
+});
 const fields = z
   .object({
     time: path,
@@ -88,6 +106,11 @@ export const inputSchema = z
     latencyList: z.enum(['last', 'sum']).default('last'),
     responseHeaders: headerSource.default({}),
     requestHeaders: headerSource.default({}),
+    /** Per-header paths overriding the header sources above, one header at a time. */
+    headers: z
+      .object({ response: headerPaths.default({}), request: headerPaths.default({}) })
+      .strict()
+      .default({ response: {}, request: {} }),
     /** What gateways write for "no such value" (nginx "", Envoy and HAProxy "-"); JSON null is always absent. */
     absentValues: cappedArray(z.string(), 'input.absentValues').default(['', '-']),
     maxLineBytes: z.number().int().min(256).default(1024 * 1024),
@@ -650,7 +673,34 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['gate', 'scope', label], message: `"${label}" is not one of pack.aggregationLabels (${c.pack.aggregationLabels.join(', ')}): the P0 carries only those labels` });
       }
     }
-  });
+  })
+  .superRefine((c, ctx) => mappedHeadersAreRead(c.input.headers, c.headers, ctx));
+
+/** input.headers may only map headers the signals read, each on its own side (response or request). */
+function mappedHeadersAreRead(
+  mapped: { response: Record<string, string>; request: Record<string, string> },
+  headers: z.output<typeof headersSchema>,
+  ctx: z.RefinementCtx,
+): void {
+  const read = {
+    response: [headers.layerId.name, headers.delayProfile.name, headers.cached.name, headers.downgradeReason.name].map((n) => n.toLowerCase()),
+    request: [headers.optIn.name.toLowerCase()],
+  };
+  for (const side of ['response', 'request'] as const) {
+    const other = side === 'response' ? 'request' : 'response';
+    for (const name of Object.keys(mapped[side])) {
+      const lower = name.toLowerCase();
+      if (read[side].includes(lower)) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['input', 'headers', side, name],
+        message: read[other].includes(lower)
+          ? `${name} is a ${other} header: map it under input.headers.${other}`
+          : `${name} is not a header the exporter reads; the ${side} headers are ${read[side].join(', ')} (names from \`headers\`)`,
+      });
+    }
+  }
+}
 
 export type Config = z.output<typeof configSchema>;
 

@@ -9,6 +9,7 @@
 // parse error for all) is counted at once; the rest are held and counted with the preset chosen, so no
 // line is dropped or counted twice, and once a stream has its preset the detector is gone from the line path.
 import { SIGNATURES, type Mapping, type PresetName } from './presets.js';
+import { parseApacheEscaped } from './apache-escapes.js';
 import type { ParseResult, RecordParser } from './parse-record.js';
 
 export interface Candidate {
@@ -84,12 +85,17 @@ export class PresetDetector {
   offer(text: string, now: number): Offer {
     this.offered++;
     let obj: unknown;
+    let escapedOnly = false;
     try {
       obj = JSON.parse(text);
     } catch {
-      return { kind: 'agreed', result: INVALID_JSON };
+      obj = this.candidates.some((c) => c.parser.hexEscapes) ? parseApacheEscaped(text) : undefined;
+      if (obj === undefined) return { kind: 'agreed', result: INVALID_JSON };
+      escapedOnly = true;
     }
-    const results = this.candidates.map((c) => c.parser.parseValue(obj));
+    // JSON only once Apache's \xhh escapes are decoded: JSON for the presets that decode them, not for the rest.
+    const readable = (c: Candidate): boolean => !escapedOnly || c.parser.hexEscapes;
+    const results = this.candidates.map((c) => (readable(c) ? c.parser.parseValue(obj) : INVALID_JSON));
     const first = results[0] as ParseResult;
     if (!first.ok && results.every((r) => !r.ok && r.reason === first.reason)) return { kind: 'agreed', result: first };
     // Only objects get here: a non-object is `not_object` for every preset.
@@ -214,7 +220,8 @@ export function bestReader(candidates: readonly Candidate[], lines: readonly str
       try {
         obj = JSON.parse(line);
       } catch {
-        continue;
+        obj = c.parser.hexEscapes ? parseApacheEscaped(line) : undefined;
+        if (obj === undefined) continue;
       }
       if (c.parser.parseValue(obj).ok && c.parser.carriesHeaders(obj)) count++;
     }

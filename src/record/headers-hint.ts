@@ -35,6 +35,7 @@ const ADVICE: Record<PresetName, string> = {
   'haproxy-json': 'capture the response headers and log them as capture_res_* fields (README "HAProxy")',
   'kong-json': 'Kong logs the response headers under response.headers: the upstream sent none of these headers',
   'traefik-json': 'Traefik drops headers from its access log unless kept: keep X-Anthropic-Layer-Id and the others under accessLog.fields.headers.names (README "Traefik")',
+  'apache-json': 'log %{X-Anthropic-Layer-Id}o and the other headers under headers_out in the LogFormat (README "Apache httpd")',
 };
 
 export function headersHint(

@@ -1,6 +1,7 @@
 // One JSON line → one GatewayRecord, or the reason it cannot be one. Field paths are compiled once, so the
 // per-line work is JSON.parse plus a handful of property reads — or, from bytes, a scan that reads only
 // those fields (scan-record.ts) and hands the same values to the same conversions.
+import { parseApacheEscaped } from './apache-escapes.js';
 import { onCalendar } from './calendar.js';
 import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
 import { parseGoDuration } from '../config/duration.js';
@@ -143,6 +144,8 @@ export class RecordParser {
   private readonly timeScratchView = new DataView(this.timeScratch.buffer);
   /** The byte-level reader, when the mapping is one it can read exactly (plain top-level keys). */
   private readonly scanner: ScannedFields | undefined;
+  /** Lines JSON.parse refuses are read again with Apache's \xhh escapes decoded (apache-escapes.ts). */
+  readonly hexEscapes: boolean;
 
   constructor(opts: RecordParserOptions) {
     const m = opts.mapping;
@@ -163,6 +166,7 @@ export class RecordParser {
     this.responseCarried = carries(m.responseHeaders, opts.responseHeaderNames);
     this.requestCarried = carries(m.requestHeaders, opts.requestHeaderNames);
     this.scanner = scannedFields(m, opts);
+    this.hexEscapes = m.hexEscapes === true;
   }
 
   parse(line: string): ParseResult {
@@ -170,7 +174,8 @@ export class RecordParser {
     try {
       obj = JSON.parse(line);
     } catch {
-      return INVALID_JSON;
+      obj = this.hexEscapes ? parseApacheEscaped(line) : undefined;
+      if (obj === undefined) return INVALID_JSON;
     }
     return this.parseValue(obj);
   }
@@ -201,7 +206,8 @@ export class RecordParser {
     const f = this.scanner;
     if (f === undefined) return undefined;
     const outcome = f.scanner.scan(buf, start, end);
-    if (outcome !== SCAN_READ) return outcome === SCAN_INVALID ? INVALID_JSON : outcome === SCAN_NOT_OBJECT ? NOT_OBJECT : undefined;
+    // Not JSON as written may be JSON once Apache's escapes are decoded: parse() decides (such lines are rare).
+    if (outcome !== SCAN_READ) return outcome === SCAN_INVALID ? (this.hexEscapes ? undefined : INVALID_JSON) : outcome === SCAN_NOT_OBJECT ? NOT_OBJECT : undefined;
     let latency: number | ParseErrorReason = 'missing_latency';
     for (let i = 0; i < f.latency.length && latency === 'missing_latency'; i++) latency = this.scannedLatency(f, f.latency[i] as number);
     return this.record(
@@ -328,11 +334,14 @@ export class RecordParser {
    * where a quarter of the lines differ from the line before).
    */
   private scannedHeaders(f: ScannedFields, side: ScannedHeaders): Readonly<Record<string, string>> | undefined {
-    if (side.group !== undefined && !f.scanner.objectSeen[side.group]) return undefined;
+    // A header object that is not there: only headers mapped to paths of their own may still be (no memo:
+    // the values alone would not tell this from an empty object).
+    const seen = side.group === undefined || f.scanner.objectSeen[side.group] === true;
+    if (!seen && !side.mapped) return undefined;
     const { slots, values, recent } = side;
     for (let i = 0; i < slots.length; i++) values[i] = this.scanned(f, slots[i] as number);
     // The combination given last first: most lines repeat it.
-    for (let r = 0; r < recent.length; r++) {
+    for (let r = 0; seen && r < recent.length; r++) {
       const at = r === 0 ? side.recentLast : r === side.recentLast ? 0 : r;
       const entry = recent[at] as RecentHeaders;
       if (sameValues(entry.values, values)) {
@@ -340,9 +349,9 @@ export class RecordParser {
         return entry.headers;
       }
     }
-    // A header object is carried when it is there; flat fields when any of them is (or always, for a log
-    // that leaves out the key of a header not sent).
-    let carried = side.group !== undefined || side.omitsMissing;
+    // A header object is carried when it is there; flat fields and mapped paths when any of them is (or
+    // always, for a log that leaves out the key of a header not sent).
+    let carried = side.group !== undefined ? seen : side.omitsMissing;
     const out: Record<string, string> = {};
     for (let i = 0; i < slots.length; i++) {
       const v = values[i];
@@ -352,6 +361,7 @@ export class RecordParser {
       if (value !== undefined) out[side.names[i] as string] = value;
     }
     const headers = carried ? Object.freeze(out) : undefined;
+    if (!seen) return headers;
     const at = side.recentNext;
     recent[at] = { values: values.slice(), headers };
     side.recentNext = (at + 1) % RECENT_HEADERS;
@@ -546,8 +556,28 @@ export class RecordParser {
     return text;
   }
 
+  /** One side's headers: from its source, and those mapped to paths of their own (input.headers) from there. */
   private headerReader(where: HeaderSource, names: readonly string[]): HeaderReader {
-    const wanted = new Set(names.map((n) => n.toLowerCase()));
+    const { fromSource, mapped } = splitNames(where, names);
+    const base = fromSource.size === 0 ? (): undefined => undefined : this.sourceReader(where, fromSource);
+    if (mapped.length === 0) return base;
+    const getters = mapped.map(([name, path]) => [name, compilePath(path)] as const);
+    return (obj) => {
+      const out = base(obj);
+      let carried = out !== undefined;
+      const headers = out ?? {};
+      for (const [name, get] of getters) {
+        const v = get(obj);
+        if (v === undefined) continue;
+        carried = true;
+        const value = this.headerValue(v);
+        if (value !== undefined) headers[name] = value;
+      }
+      return carried ? headers : undefined;
+    };
+  }
+
+  private sourceReader(where: HeaderSource, wanted: ReadonlySet<string>): HeaderReader {
     if (where.path !== undefined) {
       const get = compilePath(where.path);
       const nameOf = headerNameCache(wanted);
@@ -583,10 +613,31 @@ export class RecordParser {
   }
 }
 
-/** Whether a line holds any of `names` (in any case) where `where` keeps headers, whatever the values. */
-/** The first wanted header field a line has at `where` (its field, or path.name), or undefined. */
+/**
+ * The wanted names (lower case) a side reads from its source, and those mapped to a path of their own
+ * (input.headers), with the path. A mapping for a name nobody wants is no business of the parser.
+ */
+function splitNames(where: HeaderSource, names: readonly string[]): { fromSource: Set<string>; mapped: (readonly [string, string])[] } {
+  const fromSource = new Set<string>();
+  const mapped: (readonly [string, string])[] = [];
+  for (const name of new Set(names.map((n) => n.toLowerCase()))) {
+    const path = where.fields?.[name];
+    if (path === undefined) fromSource.add(name);
+    else mapped.push([name, path]);
+  }
+  return { fromSource, mapped };
+}
+
+/** The first wanted header field a line has at `where` (its field, path.name, or a mapped path), or undefined. */
 function carries(where: HeaderSource, names: readonly string[]): (obj: JsonObject) => string | undefined {
-  const wanted = names.map((n) => n.toLowerCase());
+  const { fromSource, mapped } = splitNames(where, names);
+  const getters = mapped.map(([, path]) => [path, compilePath(path)] as const);
+  const inSource = fromSource.size === 0 ? (): undefined => undefined : sourceCarries(where, [...fromSource]);
+  if (getters.length === 0) return inSource;
+  return (obj) => inSource(obj) ?? getters.find(([, get]) => get(obj) !== undefined)?.[0];
+}
+
+function sourceCarries(where: HeaderSource, wanted: readonly string[]): (obj: JsonObject) => string | undefined {
   if (where.path === undefined) {
     const fields = wanted.map((n) => flatHeaderField(where, n));
     return (obj) => fields.find((f) => f in obj);
@@ -632,6 +683,10 @@ interface ScannedHeaders {
   group: number | undefined;
   /** Flat fields of a log that leaves out a header not sent: every line carries the side's headers. */
   omitsMissing: boolean;
+  /** Whether some names are mapped to paths of their own (input.headers): they come after the source's. */
+  mapped: boolean;
+  /** For a header object: where the mapped names' values land (the object's own slots are known later). */
+  mappedSlots: number[];
   /** The values of the line being read, per name. */
   values: unknown[];
   /** The headers built for recent combinations of values; where the next one goes, and the one given last. */
@@ -688,14 +743,19 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
   const latency = m.latency.map((p) => slot(p, false));
   const headerObjects: ScanLayout['headerObjects'][number][] = [];
   const side = (where: HeaderSource, wantedNames: readonly string[]): ScannedHeaders => {
-    const names = [...new Set(wantedNames.map((n) => n.toLowerCase()))];
-    const memo = { values: names.map(() => undefined), recent: [], recentNext: 0, recentLast: 0 };
-    if (where.path !== undefined) {
-      const group = headerObjects.push({ path: where.path, names }) - 1;
+    const split = splitNames(where, wantedNames);
+    const fromSource = [...split.fromSource];
+    const names = [...fromSource, ...split.mapped.map(([name]) => name)];
+    const mappedSlots = split.mapped.map(([, path]) => slot(path, true));
+    const memo = { values: names.map(() => undefined), recent: [], recentNext: 0, recentLast: 0, mapped: mappedSlots.length > 0, mappedSlots };
+    if (where.path !== undefined && fromSource.length > 0) {
+      const group = headerObjects.push({ path: where.path, names: fromSource }) - 1;
       // The scanner numbers header names after the fields, object by object.
       return { names, slots: [], group, omitsMissing: false, ...memo };
     }
-    return { names, slots: names.map((n) => slot(flatHeaderField(where, n), true)), group: undefined, omitsMissing: where.omitsMissing === true, ...memo };
+    // Every name mapped away from a header object: the object is not read at all.
+    const flat = where.path !== undefined ? [] : fromSource.map((n) => slot(flatHeaderField(where, n), true));
+    return { names, slots: [...flat, ...mappedSlots], group: undefined, omitsMissing: where.path === undefined && fromSource.length > 0 && where.omitsMissing === true, ...memo };
   };
   const response = side(m.responseHeaders, opts.responseHeaderNames);
   const request = side(m.requestHeaders, opts.requestHeaderNames);
@@ -704,7 +764,7 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
   if (!scannable(layout)) return undefined;
   const scanner = new RecordScanner(layout);
   for (const s of [response, request]) {
-    if (s.group !== undefined) s.slots = s.names.map((_, i) => (scanner.headerBase[s.group as number] as number) + i);
+    if (s.group !== undefined) s.slots = [...s.names.slice(0, s.names.length - s.mappedSlots.length).map((_, i) => (scanner.headerBase[s.group as number] as number) + i), ...s.mappedSlots];
   }
   return { scanner, time, latency, status, model, route, cohort, response, request };
 }

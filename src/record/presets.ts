@@ -3,7 +3,7 @@
 import type { Config } from '../config/schema.js';
 
 /** The log formats read without a mapping (detection never prefers one by this order: detect-preset.ts). */
-export const PRESET_NAMES = ['default', 'nginx-json', 'envoy-json', 'caddy-json', 'haproxy-json', 'kong-json', 'traefik-json'] as const;
+export const PRESET_NAMES = ['default', 'nginx-json', 'envoy-json', 'caddy-json', 'haproxy-json', 'kong-json', 'traefik-json', 'apache-json'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 /** Where a record carries its headers: an object field, or flat fields named prefix + header name. */
@@ -17,6 +17,11 @@ export interface HeaderSource {
    * still carries the headers: the opt-in header is then `missing`, not "not logged".
    */
   omitsMissing?: boolean | undefined;
+  /**
+   * Headers (lower-case names) read from a dotted path of their own instead of from the source above
+   * (input.headers.response / .request): any layout, one header at a time.
+   */
+  fields?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface Mapping {
@@ -32,6 +37,8 @@ export interface Mapping {
   integerNanos?: boolean | undefined;
   responseHeaders: HeaderSource;
   requestHeaders: HeaderSource;
+  /** The gateway writes bytes as `\xhh` and a vertical tab as `\v` (Apache): decoded when a line is not JSON otherwise. */
+  hexEscapes?: boolean | undefined;
 }
 
 export const PRESETS: Record<PresetName, Mapping> = {
@@ -121,6 +128,20 @@ export const PRESETS: Record<PresetName, Mapping> = {
     responseHeaders: { prefix: 'downstream_', nameStyle: 'canonical', omitsMissing: true },
     requestHeaders: { prefix: 'request_', nameStyle: 'canonical', omitsMissing: true },
   },
+  // The README's Apache httpd LogFormat: `%{msec}t` epoch ms, `%D` microseconds, `%{…}i` / `%{…}o` headers in
+  // objects named for Apache's own headers_in / headers_out, with the \xhh escapes of mod_log_config.
+  'apache-json': {
+    time: 'time_msec',
+    latency: ['duration_us'],
+    status: 'status',
+    model: 'headers_in.x-model',
+    route: 'url_path',
+    cohort: 'headers_in.x-cohort',
+    latencyUnit: 'us',
+    responseHeaders: { path: 'headers_out' },
+    requestHeaders: { path: 'headers_in' },
+    hexEscapes: true,
+  },
 };
 
 /**
@@ -149,6 +170,8 @@ export const SIGNATURES: Record<PresetName, (obj: Readonly<Record<string, unknow
   'haproxy-json': (o) => keysIn(o, ['accept_ts', 'ta_ms']),
   'kong-json': (o) => [...(isRecord(o.latencies) ? ['latencies'] : []), ...keysIn(o, ['started_at'])],
   'traefik-json': (o) => keysIn(o, ['StartUTC', 'Duration', 'DownstreamStatus', 'RouterName', 'OriginStatus']),
+  // The README's LogFormat: Apache's own names for its header tables and its %D unit.
+  'apache-json': (o) => keysIn(o, ['duration_us', 'time_msec', 'url_path', 'headers_in', 'headers_out']),
 };
 
 /**
@@ -164,6 +187,7 @@ export const SIGNATURE_TOKENS: Record<PresetName, readonly string[]> = {
   'haproxy-json': ['"ta_ms"', '"accept_ts"'],
   'kong-json': ['"latencies"', '"started_at"'],
   'traefik-json': ['"Duration"', '"DownstreamStatus"', '"StartUTC"', '"RouterName"'],
+  'apache-json': ['"duration_us"', '"headers_out"', '"time_msec"'],
 };
 
 function keysIn(o: Readonly<Record<string, unknown>>, keys: readonly string[]): string[] {
@@ -183,9 +207,15 @@ export function mappingFor(input: Config['input'], preset: PresetName): Mapping 
     ...input.fields,
     latencyUnit: input.latencyUnit === 'preset' ? base.latencyUnit : input.latencyUnit,
     integerNanos: input.latencyUnit === 'preset' && base.integerNanos === true,
-    responseHeaders: given(input.responseHeaders) ?? base.responseHeaders,
-    requestHeaders: given(input.requestHeaders) ?? base.requestHeaders,
+    responseHeaders: withPaths(given(input.responseHeaders) ?? base.responseHeaders, input.headers.response),
+    requestHeaders: withPaths(given(input.requestHeaders) ?? base.requestHeaders, input.headers.request),
   };
+}
+
+/** A header source with input.headers' per-header paths (names lower-cased; the schema refused duplicates). */
+function withPaths(source: HeaderSource, paths: Readonly<Record<string, string>>): HeaderSource {
+  const entries = Object.entries(paths);
+  return entries.length === 0 ? source : { ...source, fields: Object.fromEntries(entries.map(([name, path]) => [name.toLowerCase(), path])) };
 }
 
 /** The field a flat header source keeps a header in: prefix + the name in the source's style. */
