@@ -74,7 +74,8 @@ const WRITE: Record<PresetName, (r: Req, i: number) => Record<string, unknown>> 
   'caddy-json': (r, i) => ({ level: 'info', ts: (NOW + i) / 1000, request: { uri: '/v1/messages', headers: { ...object({ [H.optIn]: r.optIn, 'x-model': r.model }, true, true), 'User-Agent': ['t'] } }, duration: r.ms / 1000, status: r.status, resp_headers: object(responseHeaders(r), true, true) }),
   'haproxy-json': (r) => ({ accept_ts: `${NOW / 1000}.000`, ta_ms: String(Math.round(r.ms)), status: String(r.status), path: '/v1/messages', ...flat('capture_req_', { [H.optIn]: r.optIn, 'x-model': r.model }, '-'), ...flat('capture_res_', responseHeaders(r), '-') }),
   'kong-json': (r, i) => ({ response: { status: r.status, headers: object(responseHeaders(r), false, false) }, request: { headers: object({ [H.optIn]: r.optIn, 'x-model': r.model }, false, false) }, started_at: NOW + i, latencies: { request: Math.round(r.ms), proxy: -1, kong: 0 } }),
-  'traefik-json': (r) => ({ Duration: Math.round(r.ms * 1e6), DownstreamStatus: r.status, RouterName: 'llm@file', ...flat('downstream_', responseHeaders(r), null, 'canonical', true), ...flat('request_', { [H.optIn]: r.optIn, 'x-model': r.model }, null, 'canonical', true) }),
+  'traefik-json': (r) => ({ Duration: Math.round(r.ms * 1e6), DownstreamStatus: r.status, RouterName: 'llm@file', ...flat('downstream_', responseHeaders(r), null, 'canonical', true), ...flat('request_', { [H.optIn]: r.optIn, 'x-model': r.model }, null, 'canonical', true) }),  // Apache logs every header of its LogFormat, a missing one as "-".
+  'apache-json': (r, i) => ({ time_msec: NOW + i, duration_us: Math.round(r.ms * 1000), status: r.status, url_path: '/v1/messages', headers_in: { 'x-model': r.model ?? '-', 'x-cohort': r.cohort ?? '-', [H.optIn]: r.optIn ?? '-' }, headers_out: Object.fromEntries(Object.entries(responseHeaders(r)).map(([k, v]) => [k, v ?? '-'])) }),
 };
 
 /** The latency field of each preset alone: a line no preset reads (no header), that only some can count. */
@@ -85,7 +86,7 @@ const LATENCY_ONLY: Record<PresetName, (ms: number) => Record<string, unknown>> 
   'caddy-json': (ms) => ({ duration: ms / 1000, status: 200, request: { uri: '/' } }),
   'haproxy-json': (ms) => ({ ta_ms: String(Math.round(ms)) }),
   'kong-json': (ms) => ({ latencies: { request: Math.round(ms) } }),
-  'traefik-json': (ms) => ({ Duration: Math.round(ms * 1e6) }),
+  'traefik-json': (ms) => ({ Duration: Math.round(ms * 1e6) }),  'apache-json': (ms) => ({ duration_us: Math.round(ms * 1000), status: 200, url_path: '/healthz' }),
 };
 
 const req: fc.Arbitrary<Req> = fc.record({

@@ -262,6 +262,7 @@ describe('absent values, latency fallbacks and label arrays in any mapping', () 
       'haproxy-json': { ta_ms: '1', capture_res_x_anthropic_layer_id: 'x' },
       'kong-json': { latencies: { request: 1 }, response: { headers: { 'x-anthropic-layer-id': 'x' } } },
       'traefik-json': { Duration: 1, 'downstream_X-Anthropic-Layer-Id': 'x' },
+      'apache-json': { duration_us: 1, headers_out: { 'x-anthropic-layer-id': 'x' } },
     };
     for (const a of PRESET_NAMES) {
       for (const b of PRESET_NAMES) {

@@ -71,13 +71,15 @@ const GOLDEN_PRESETS: Record<string, string> = {
 
 /** A header or label given as a list of more than one item: joined by the JSON.parse path. */
 const MULTI_ITEM_LIST = /":\[("[^"]*"|[^\][{},"]+)(,("[^"]*"|[^\][{},"]+))+\]/;
+/** Apache's \xhh or \v (not JSON as written): the JSON.parse path decodes them (apache-escapes.ts). */
+const APACHE_ESCAPE = /(?<!\\)(?:\\\\)*\\[xv]/;
 
 describe('parseBytes answers for the lines gateways write (the shortcut cannot silently switch off)', () => {
   it('every valid line of every preset, nested paths, escapes, non-ASCII text and one-item lists included', () => {
     for (const name of Object.keys(configs)) {
       const { parser } = parserFor(configs[name]!);
-      // Only a header value or label given as a list of several items is left to JSON.parse.
-      for (const text of VALID[name]!) expect(agrees(parser, Buffer.from(text, 'utf8')), `${name}: ${text}`).toBe(!MULTI_ITEM_LIST.test(text));
+      // Only a header value or label given as a list of several items, and a line with Apache's escapes, is left to JSON.parse.
+      for (const text of VALID[name]!) expect(agrees(parser, Buffer.from(text, 'utf8')), `${name}: ${text}`).toBe(!MULTI_ITEM_LIST.test(text) && !(parser.hexEscapes && APACHE_ESCAPE.test(text)));
     }
   });
 

@@ -13,6 +13,12 @@ export const PRESETS = PRESET_NAMES;
 export const configs: Record<string, Config> = {
   ...Object.fromEntries(PRESETS.map((p) => [p, parseConfig(`input:\n  preset: ${p}\n`, 'fuzz.yml')])),
   'default, latency lists summed, unit s': parseConfig('input:\n  preset: default\n  latencyList: sum\n  latencyUnit: s\n', 'fuzz.yml'),
+  // Headers at the top level (an empty prefix), two of them at paths of their own, one inside an object.
+  'flat at the top level, per-header paths': parseConfig(
+    'input:\n  preset: default\n  responseHeaders: { prefix: "" }\n  requestHeaders: { prefix: "" }\n  headers:\n    response: { x-anthropic-layer-id: layer, X-Anthropic-Delay-Profile: profile.value }\n    request: { x-anthropic-experimental: request_headers.opt_in }\n',
+    'fuzz.yml',
+  ),
+  'header object with a per-header path': parseConfig('input:\n  preset: default\n  headers:\n    response: { x-anthropic-cached: response_headers.cache_state }\n', 'fuzz.yml'),
 };
 
 export function parserFor(config: Config): { parser: RecordParser; classifier: SignalClassifier } {
@@ -61,8 +67,23 @@ export const VALID: Record<string, string[]> = {
     '{"ClientHost":"10.0.0.11","DownstreamStatus":200,"Duration":147642000,"RouterName":"complete@file","StartUTC":"2026-11-01T00:00:00.011087109Z","downstream_X-Anthropic-Delay-Profile":"warmup=hit, degraded=?0, mode=balanced","downstream_X-Anthropic-Layer-Id":"zero-plane-v1","request_X-Anthropic-Experimental":"zero-plane-2024","request_X-Cohort":"stable","request_X-Model":"claude-opus-4","time":"2026-11-01T00:00:00Z"}',
     '{"DownstreamStatus":429,"Duration":126189,"OriginStatus":0,"RouterName":"llm@file","StartUTC":"2024-05-01T12:00:02Z","request_X-Anthropic-Experimental":"zero-plane-2024 ","level":"info","msg":""}',
   ],
+  // As Apache's mod_log_config writes the README's LogFormat: \xhh for non-ASCII bytes (not JSON until decoded).
+  'apache-json': [
+    '{"time_msec":1796119596782,"duration_us":183412,"status":200,"method":"POST","url_path":"/v1/messages","headers_in":{"x-model":"claude-sonnet","x-cohort":"canary","x-anthropic-experimental":"zero-plane-2024"},"headers_out":{"x-anthropic-layer-id":"zero-plane-v1","x-anthropic-delay-profile":"warmup=hit, degraded=?0, mode=balanced","x-anthropic-cached":"-","x-anthropic-downgrade-reason":"-"}}',
+    '{"time_msec":1796119596900,"duration_us":412,"status":429,"method":"POST","url_path":"/v1/local-answer","headers_in":{"x-model":"-","x-cohort":"-","x-anthropic-experimental":"zero-plane-2024\\xe2\\x80\\x8b"},"headers_out":{"x-anthropic-layer-id":"-","x-anthropic-delay-profile":"-","x-anthropic-cached":"-","x-anthropic-downgrade-reason":"-"}}',
+    '{"time_msec":1796119597000,"duration_us":150000,"status":200,"method":"POST","url_path":"/v1/%22q%22","headers_in":{"x-model":"a\\"b\\\\x41","x-cohort":"\\v","x-anthropic-experimental":"\\xef\\xbb\\xbfzero-plane-2024\\xc2\\xa0"},"headers_out":{"x-anthropic-layer-id":"zero-plane-v1","x-anthropic-delay-profile":"mode=strict","x-anthropic-cached":"true","x-anthropic-downgrade-reason":"-"}}',
+  ],
 };
 VALID['default, latency lists summed, unit s'] = VALID.default as string[];
+VALID['flat at the top level, per-header paths'] = [
+  '{"ts":"2024-05-01T12:00:00Z","latency_ms":180,"status":200,"layer":"zero-plane-v1","profile":{"value":"warmup=hit, degraded=?0, mode=balanced"},"x_anthropic_cached":"true","x_anthropic_downgrade_reason":"-","request_headers":{"opt_in":"zero-plane-2024"}}',
+  '{"latency_ms":"0.183","layer":["zero-plane-v2"],"x_anthropic_layer_id":"ignored","x_anthropic_experimental":"ignored too"}',
+  '{"latency_ms":150,"model":"m","request_headers":{"opt_in":"zero-plane-2024\\u200b"},"profile":"not an object"}',
+];
+VALID['header object with a per-header path'] = [
+  '{"latency_ms":180,"response_headers":{"x-anthropic-layer-id":"zero-plane-v1","cache_state":"true","x-anthropic-cached":"ignored"},"request_headers":{"x-anthropic-experimental":"zero-plane-2024"}}',
+  '{"latency_ms":181,"response_headers":{"X-Anthropic-Layer-Id":"standard-v3"}}',
+];
 
 export const HEADER_NAMES = [
   'x-anthropic-layer-id',
@@ -101,6 +122,12 @@ export const FIELD_NAMES = [
   'Duration',
   'DownstreamStatus',
   'RouterName',
+  'time_msec',
+  'duration_us',
+  'url_path',
+  'layer',
+  'x_anthropic_layer_id',
+  'x_anthropic_cached',
   ...flat('upstream_http_', 'underscore'),
   ...flat('http_', 'underscore'),
   ...flat('resp_', 'underscore'),
@@ -138,6 +165,10 @@ export const recordLike = fc.record(
     request: fc.oneof(fc.record({ headers: fc.oneof(headerObject, fieldValue), uri: fieldValue }, { requiredKeys: [] }), fieldValue),
     response: fc.oneof(fc.record({ headers: fc.oneof(headerObject, fieldValue), status: fieldValue }, { requiredKeys: [] }), fieldValue),
     latencies: fc.oneof(fc.record({ request: fieldValue, proxy: fieldValue }, { requiredKeys: [] }), fieldValue),
+    // Apache's header objects, and a per-header path into an object.
+    headers_in: fc.oneof(headerObject, fieldValue),
+    headers_out: fc.oneof(headerObject, fieldValue),
+    profile: fc.oneof(fc.record({ value: fieldValue }, { requiredKeys: [] }), fieldValue),
     route: fc.oneof(fc.record({ name: fieldValue }, { requiredKeys: [] }), fieldValue),
   },
   { requiredKeys: [] },
