@@ -1,9 +1,9 @@
-// Real gateways (Debian's nginx, Caddy and HAProxy) started on 127.0.0.1 as reverse proxies in front of an
+// Real gateways (Debian's nginx, Caddy, HAProxy and Apache httpd) started on 127.0.0.1 as reverse proxies in front of an
 // upstream, each logging with the block the README shows for it: the block is read from README.md here, so
 // the documentation and the test cannot drift apart. Each gateway also answers one path itself
 // (LOCAL_ANSWER_PATH, a 429), as a rate limit would. Processes are stopped by their own pid.
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireBinary } from './binaries.js';
@@ -158,6 +158,67 @@ export async function startHaproxy(dir: string, upstream: string, logBlock = rea
   } finally {
     closeSync(fd); // the child has its own copy
   }
+}
+
+export interface Apache extends Omit<Gateway, 'name'> {
+  name: 'apache';
+}
+
+/** apache2 from PATH, or from /usr/sbin (where Debian puts it, and a non-root PATH may not look). */
+function apacheBinary(): string {
+  try {
+    return requireBinary('apache2');
+  } catch (err) {
+    if (existsSync('/usr/sbin/apache2')) return '/usr/sbin/apache2';
+    throw err;
+  }
+}
+
+/**
+ * Apache httpd (mpm_event, mod_proxy + mod_proxy_http) in the foreground with the README's LogFormat and
+ * CustomLog lines; ServerRoot, pid, runtime dir and error log under `dir`. The gateway answers
+ * LOCAL_ANSWER_PATH itself with a 429 (mod_alias), and proxies the rest.
+ */
+export async function startApache(dir: string, upstream: string): Promise<Apache> {
+  const bin = apacheBinary();
+  const port = await freePort();
+  const logPath = join(dir, 'llm.jsonl');
+  const modules = '/usr/lib/apache2/modules';
+  const conf = join(dir, 'httpd.conf');
+  const root = process.getuid?.() === 0;
+  writeFileSync(
+    conf,
+    [
+      `ServerRoot ${dir}`,
+      'ServerName 127.0.0.1',
+      `Listen 127.0.0.1:${port}`,
+      `PidFile ${join(dir, 'httpd.pid')}`,
+      `DefaultRuntimeDir ${dir}`,
+      `ErrorLog ${join(dir, 'error.log')}`,
+      ...['mpm_event', 'authz_core', 'alias', 'proxy', 'proxy_http'].map((m) => `LoadModule ${m}_module ${modules}/mod_${m}.so`),
+      // Started as root, the children would run as uid -1 and say so: give them the usual unprivileged user.
+      ...(root ? ['User nobody', 'Group nogroup'] : []),
+      'StartServers 1',
+      'ServerLimit 1',
+      'ThreadsPerChild 8',
+      'MaxRequestWorkers 8',
+      withLogPath(readmeBlock('### Apache httpd', 'apache'), '/var/log/apache2/llm.jsonl', logPath),
+      `Redirect 429 ${LOCAL_ANSWER_PATH}`,
+      `ProxyPass ${LOCAL_ANSWER_PATH} !`,
+      `ProxyPass / http://${upstream}/`,
+      '',
+    ].join('\n'),
+  );
+  const check = spawnSync(bin, ['-f', conf, '-t'], { encoding: 'utf8' });
+  if (check.status !== 0) throw new Error(`apache2 -t rejected the README's lines:\n${check.stdout}${check.stderr}`);
+  const started = await startListening(bin, ['-f', conf, '-DFOREGROUND'], port);
+  return {
+    name: 'apache',
+    url: `http://127.0.0.1:${port}`,
+    logPath,
+    output: () => `${started.output()}${safeRead(join(dir, 'error.log'))}`,
+    stop: () => started.stop(),
+  };
 }
 
 function safeRead(path: string): string {
