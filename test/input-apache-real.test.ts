@@ -3,16 +3,17 @@
 // (kube-probe GETs of the upstream's health path: no Zero-Plane header), then the known mix, whose opt-in
 // headers include a zero-width space, a byte-order mark and a non-breaking space: Apache logs those bytes
 // as \xhh, which is not JSON. `report` with no config must detect apache-json and give exactly the counts
-// the client saw, the opt-in defects included; and the same with input.preset: apache-json given.
+// the client saw, the opt-in defects included; and the same with input.preset: apache-json given. `serve`
+// following the log stays exact across Apache's own rotation: mv, then a graceful restart.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEALTH_PATH } from '../src/simulate/protocol.js';
 import { startSimulator, type RunningSimulator } from '../src/simulate/simulator.js';
-import { BIN, waitFor } from './helpers/cli-process.js';
+import { BIN, isOpenWebhookWarning, startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
 import { knownMix, nearestRank, sendMix, truthOf, type MixRequest, type MixResponse, type Truth } from './helpers/gateway-mix.js';
 import { startApache, type Apache } from './helpers/gateways.js';
 import { tempDir } from './helpers/temp-dir.js';
@@ -158,4 +159,65 @@ describe('Apache httpd in front of the simulator, configured as the README shows
     expect(code, stderr).toBe(0);
     expectCounts(report, truth);
   });
+});
+
+/** The sum of every sample of `name` whose labels include `where`. */
+function sum(text: string, name: string, where: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (m === null || m[1] !== name) continue;
+    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], (l[2] as string).replace(/\\(.)/g, '$1')]));
+    if (Object.entries(where).every(([k, v]) => labels[k] === v)) total += Number(m[3]);
+  }
+  return total;
+}
+
+describe('serve following the Apache log, probes first', () => {
+  let sim: RunningSimulator | undefined;
+  let apache: Apache | undefined;
+  let serve: ServeProcess | undefined;
+
+  afterAll(async () => {
+    await serve?.stop();
+    await apache?.stop();
+    await sim?.close();
+  });
+
+  it('stays exact across mv + apachectl graceful, with no config', async () => {
+    sim = await startSimulator({ mode: 'strict', seed: 14 });
+    apache = await startApache(tempDir('zp-apache-serve-'), new URL(sim.url).host);
+    const log = apache.logPath;
+    serve = await startServe([log]);
+    const simulator = sim;
+    const probes = await sendProbes(apache.url, 10);
+    const mix = knownMix();
+    const half = Math.floor(mix.length / 2);
+    const first = await sendMix(apache.url, mix.slice(0, half), (f) => simulator.faults.set(f));
+    await waitFor(() => (logLines(log).length >= 10 + half ? true : undefined), 15_000, 'the first half logged');
+    renameSync(log, `${log}.1`);
+    apache.graceful();
+    // The restarted children write to the reopened file; wait until it is there.
+    await waitFor(() => (existsSync(log) ? true : undefined), 15_000, `${log} reopened`);
+    const second = await sendMix(apache.url, mix.slice(half), (f) => simulator.faults.set(f));
+    const total = 10 + mix.length;
+    await waitFor(() => (logLines(`${log}.1`).length + logLines(log).length >= total ? true : undefined), 15_000, `${total} lines`);
+    expect(logLines(log).length, 'lines written after the graceful restart went to the new file').toBeGreaterThan(0);
+
+    const t = truthOf([...probes.requests, ...mix], [...probes.responses, ...first, ...second]);
+    const server = serve;
+    const text = await waitFor(async () => {
+      const body = await (await fetch(`${server.url}/metrics`)).text();
+      return sum(body, 'zero_plane_exporter_lines_total') === total ? body : undefined;
+    }, 15_000, 'every line in /metrics');
+    expect(sum(text, 'zero_plane_exporter_input_info', { source: log, preset: 'apache-json' })).toBe(1);
+    expect(sum(text, 'zero_plane_requests_total')).toBe(t.requests);
+    expect(sum(text, 'zero_plane_requests_total', { hit: 'true' })).toBe(t.hits);
+    expect(sum(text, 'zero_plane_degraded_requests_total')).toBe(t.degradedCount);
+    for (const state of ['valid', 'missing', 'malformed'] as const) expect(sum(text, 'zero_plane_opt_in_header_total', { state }), state).toBe(t.optInHeader[state]);
+    for (const [defect, n] of Object.entries(t.optInDefects)) expect(sum(text, 'zero_plane_opt_in_header_total', { state: 'malformed', defect }), defect).toBe(n);
+    expect(sum(text, 'zero_plane_exporter_parse_errors_total')).toBe(0);
+    expect(sum(text, 'zero_plane_exporter_file_rotations_total', { kind: 'rename' })).toBe(1);
+    expect(serve.logs.filter((l) => l.level === 'warn' && !isOpenWebhookWarning(l))).toEqual([]);
+  }, 120_000);
 });

@@ -17,7 +17,7 @@ const FORMATS: readonly (TextLogFormat & { line: RegExp })[] = [
     // 127.0.0.1 - - [01/Dec/2026:10:00:00 +0000] "POST /v1/messages HTTP/1.1" 200 512 …
     line: /^\S+ \S+ \S+ \[\d{2}\/[A-Za-z]{3}\/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "[^"]*" \d{3} \S+/,
     name: 'the common/combined text format (the default of nginx and Apache, and Traefik\'s "common")',
-    fix: 'have the gateway write JSON: the README\'s "nginx (nginx-json)" section gives the log_format (Traefik: accessLog.format: json)',
+    fix: 'have the gateway write JSON: the README\'s "nginx (nginx-json)" section gives the log_format (Apache: the "Apache httpd (apache-json)" section\'s LogFormat; Traefik: accessLog.format: json)',
   },
   {
     // [2026-12-01T10:00:00.000Z] "POST /v1/messages HTTP/1.1" 200 - 0 512 183 …

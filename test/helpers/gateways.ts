@@ -162,6 +162,8 @@ export async function startHaproxy(dir: string, upstream: string, logBlock = rea
 
 export interface Apache extends Omit<Gateway, 'name'> {
   name: 'apache';
+  /** `apachectl graceful`: SIGUSR1 to the parent, which reopens its logs (after the log was renamed away). */
+  graceful(): void;
 }
 
 /** apache2 from PATH, or from /usr/sbin (where Debian puts it, and a non-root PATH may not look). */
@@ -218,6 +220,9 @@ export async function startApache(dir: string, upstream: string): Promise<Apache
     logPath,
     output: () => `${started.output()}${safeRead(join(dir, 'error.log'))}`,
     stop: () => started.stop(),
+    graceful() {
+      if (started.child.pid === undefined || !started.child.kill('SIGUSR1')) throw new Error(`apache2 graceful: no process to signal\n${started.output()}`);
+    },
   };
 }
 
