@@ -334,14 +334,11 @@ export class RecordParser {
    * where a quarter of the lines differ from the line before).
    */
   private scannedHeaders(f: ScannedFields, side: ScannedHeaders): Readonly<Record<string, string>> | undefined {
-    // A header object that is not there: only headers mapped to paths of their own may still be (no memo:
-    // the values alone would not tell this from an empty object).
-    const seen = side.group === undefined || f.scanner.objectSeen[side.group] === true;
-    if (!seen && !side.mapped) return undefined;
+    if (side.group !== undefined && !f.scanner.objectSeen[side.group]) return side.mapped ? this.mappedHeaders(f, side) : undefined;
     const { slots, values, recent } = side;
     for (let i = 0; i < slots.length; i++) values[i] = this.scanned(f, slots[i] as number);
     // The combination given last first: most lines repeat it.
-    for (let r = 0; seen && r < recent.length; r++) {
+    for (let r = 0; r < recent.length; r++) {
       const at = r === 0 ? side.recentLast : r === side.recentLast ? 0 : r;
       const entry = recent[at] as RecentHeaders;
       if (sameValues(entry.values, values)) {
@@ -351,7 +348,7 @@ export class RecordParser {
     }
     // A header object is carried when it is there; flat fields and mapped paths when any of them is (or
     // always, for a log that leaves out the key of a header not sent).
-    let carried = side.group !== undefined ? seen : side.omitsMissing;
+    let carried = side.group !== undefined || side.omitsMissing;
     const out: Record<string, string> = {};
     for (let i = 0; i < slots.length; i++) {
       const v = values[i];
@@ -361,12 +358,30 @@ export class RecordParser {
       if (value !== undefined) out[side.names[i] as string] = value;
     }
     const headers = carried ? Object.freeze(out) : undefined;
-    if (!seen) return headers;
     const at = side.recentNext;
     recent[at] = { values: values.slice(), headers };
     side.recentNext = (at + 1) % RECENT_HEADERS;
     side.recentLast = at;
     return headers;
+  }
+
+  /**
+   * A side whose header object is not in the line: only the headers mapped to paths of their own
+   * (input.headers) may be, and carry the side if one is. Not memoized: the values alone would not tell
+   * this from an empty object.
+   */
+  private mappedHeaders(f: ScannedFields, side: ScannedHeaders): Readonly<Record<string, string>> | undefined {
+    const from = side.names.length - side.mappedSlots.length;
+    let carried = false;
+    const out: Record<string, string> = {};
+    for (let i = 0; i < side.mappedSlots.length; i++) {
+      const v = this.scanned(f, side.mappedSlots[i] as number);
+      if (v === undefined) continue;
+      carried = true;
+      const value = this.headerValue(v);
+      if (value !== undefined) out[side.names[from + i] as string] = value;
+    }
+    return carried ? Object.freeze(out) : undefined;
   }
 
   private latencySeconds(v: unknown): number | ParseErrorReason {
