@@ -98,6 +98,8 @@ describe('input.headers: a dotted path per header', () => {
           const text = JSON.stringify({ latency_ms: ms, ...o });
           const buf = Buffer.from(text, 'utf8');
           const fast = p.parseBytes(buf, 0, buf.length);
+          // The "headers never seen" check reads mapped paths the same from bytes as from text.
+          expect(p.carriesResponseHeadersBytes(buf, 0, buf.length)).toBe(p.carriesResponseHeadersText(text));
           if (fast !== undefined) {
             answered++;
             expect(fast).toStrictEqual(p.parse(text));
@@ -183,8 +185,12 @@ describe("apache-json: mod_log_config's \\xhh escapes", () => {
     const value = fc.oneof(fc.string({ unit: 'binary', maxLength: 24 }), fc.constantFrom('zero-plane-2024\u200b', '\ufeffzero-plane-2024', 'zero-plane-2024\u00a0', 'a"b\\c', '\\x41', 'tab\there', 'v\u000b'));
     fc.assert(
       fc.property(value.filter((v) => !/\p{Cs}/u.test(v) && v !== '' && v !== '-'), (v) => {
-        const r = read(p, apacheLine(apacheEscaped(v)), { bytes: false });
+        const line = apacheLine(apacheEscaped(v), `zero-plane-v1${apacheEscaped(v)}`);
+        const r = read(p, line, { bytes: false });
         expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': v });
+        // The response headers are seen in an escaped line too, from bytes as from text.
+        const buf = Buffer.from(line, 'utf8');
+        expect([p.carriesResponseHeadersBytes(buf, 0, buf.length), p.carriesResponseHeadersText(line)]).toEqual([true, true]);
       }),
       { numRuns: 2000 },
     );

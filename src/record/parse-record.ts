@@ -279,11 +279,13 @@ export class RecordParser {
       const outcome = f.scanner.scan(buf, start, end);
       if (outcome === SCAN_READ) {
         const side = f.response;
-        if (side.group !== undefined && !f.scanner.objectSeen[side.group]) return false;
-        for (const k of side.slots) if (f.scanner.values[k] !== undefined) return true;
+        // Without its header object, a side may still carry headers mapped to paths of their own.
+        const slots = side.group !== undefined && !f.scanner.objectSeen[side.group] ? side.mappedSlots : side.slots;
+        for (const k of slots) if (f.scanner.values[k] !== undefined) return true;
         return false;
       }
-      if (outcome !== SCAN_DECLINED) return false;
+      // Not JSON as written may be JSON once Apache's escapes are decoded: the text path decides.
+      if (outcome !== SCAN_DECLINED && !(outcome === SCAN_INVALID && this.hexEscapes)) return false;
     }
     return this.carriesResponseHeadersText(buf.toString('utf8', start, end));
   }
@@ -294,7 +296,8 @@ export class RecordParser {
     try {
       obj = JSON.parse(line);
     } catch {
-      return false;
+      obj = this.hexEscapes ? parseApacheEscaped(line) : undefined;
+      if (obj === undefined) return false;
     }
     return this.carriesResponseHeaders(obj);
   }
