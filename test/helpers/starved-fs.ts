@@ -2,6 +2,7 @@
 // the call, or lets the writer and the rotator move on (rename, shift, truncate, compress, delete) at that
 // exact step. What a starved machine does by luck (a rotation between a stat and the open after it, a
 // shift in the middle of a directory walk), this does on purpose, the same way every run.
+import { createRng } from '../../src/simulate/random.js';
 import type { Stats } from 'node:fs';
 import { identity } from '../../src/source/file-identity.js';
 import { nodeFs, type FollowerFs, type FollowerHandle } from '../../src/source/follower-fs.js';
@@ -98,14 +99,7 @@ export class StarvedFs implements FollowerFs {
   }
 }
 
-/** A seeded generator (mulberry32): the same seed, the same schedule of faults. */
+/** A seeded generator (the simulator's mulberry32): the same seed, the same schedule of faults. */
 export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return createRng(seed);
 }
