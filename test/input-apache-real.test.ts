@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEALTH_PATH } from '../src/simulate/protocol.js';
 import { startSimulator, type RunningSimulator } from '../src/simulate/simulator.js';
 import { BIN, isOpenWebhookWarning, startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
-import { knownMix, nearestRank, sendMix, truthOf, type MixRequest, type MixResponse, type Truth } from './helpers/gateway-mix.js';
+import { knownMix, nearestRank, sendMix, truthOf, type MixRequest, type MixResponse, type Truth, expectReportCounts as expectCounts } from './helpers/gateway-mix.js';
 import { startApache, type Apache } from './helpers/gateways.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -62,26 +62,6 @@ async function reportJson(args: string[]): Promise<{ report: Json; stderr: strin
   }
 }
 
-function expectCounts(report: Json, truth: Truth): void {
-  expect(report).toMatchObject({
-    lines: truth.requests,
-    records: truth.requests,
-    requests: truth.requests,
-    hits: truth.hits,
-    degradedCount: truth.degradedCount,
-    warmupHits: truth.warmupHits,
-    warmupMisses: truth.warmupMisses,
-    cachedCount: truth.cachedCount,
-    downgrades: truth.downgrades,
-    throttleModes: truth.throttleModes,
-    optInHeader: truth.optInHeader,
-    optInDefects: truth.optInDefects,
-    statusClasses: truth.statusClasses,
-    topStatusCodes: truth.topStatusCodes,
-    headerParseErrors: {},
-  });
-  expect(Object.values(report.parseErrors as Record<string, number>).every((n) => n === 0), JSON.stringify(report.parseErrors)).toBe(true);
-}
 
 /**
  * Hit latencies (seconds) as Apache logged them, read without the exporter's code: the \xhh escapes are only

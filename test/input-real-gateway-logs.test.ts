@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../src/simulate/simulator.js';
 import { BIN, isOpenWebhookWarning, startServe, waitFor, type ServeProcess } from './helpers/cli-process.js';
-import { knownMix, nearestRank, sendMix, truthOf, type MixRequest, type MixResponse, type Truth } from './helpers/gateway-mix.js';
+import { knownMix, nearestRank, sendMix, truthOf, type MixRequest, type MixResponse, type Truth, expectReportCounts as expectCounts } from './helpers/gateway-mix.js';
 import { startCaddy, startHaproxy, startNginx, type Gateway, type Nginx } from './helpers/gateways.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -58,28 +58,6 @@ async function reportJson(file: string): Promise<{ report: Json; stderr: string;
   }
 }
 
-/** The report's counts that the truth fixes, exactly. */
-function expectCounts(report: Json, truth: Truth): void {
-  expect(report).toMatchObject({
-    lines: truth.requests,
-    records: truth.requests,
-    requests: truth.requests,
-    hits: truth.hits,
-    degradedCount: truth.degradedCount,
-    warmupHits: truth.warmupHits,
-    warmupMisses: truth.warmupMisses,
-    cachedCount: truth.cachedCount,
-    downgrades: truth.downgrades,
-    throttleModes: truth.throttleModes,
-    optInHeader: truth.optInHeader,
-    optInDefects: truth.optInDefects,
-    statusClasses: truth.statusClasses,
-    topStatusCodes: truth.topStatusCodes,
-    headerParseErrors: {},
-  });
-  expect(Object.values(report.parseErrors as Record<string, number>).every((n) => n === 0)).toBe(true);
-  expect(report.hitRate).toBeCloseTo(truth.hits / truth.requests, 12);
-}
 
 describe.each([
   ['nginx', startNginx],

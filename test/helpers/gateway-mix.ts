@@ -2,6 +2,7 @@
 // counts a report of the gateway's log must show. The truth is computed here from the responses (their
 // headers and statuses) and from what was sent (the opt-in variants), with the SPEC's rules written out
 // again, not with the exporter's code.
+import { expect } from 'vitest';
 import http from 'node:http';
 import type { Faults } from '../../src/simulate/faults.js';
 import { wireHeaderValue } from '../../src/loadgen/mix.js';
@@ -184,4 +185,26 @@ export function truthOf(requests: readonly MixRequest[], responses: readonly Mix
 export function nearestRank(values: readonly number[], q: number): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.max(0, Math.ceil(q * s.length) - 1)] as number;
+}
+
+/** A report's counts that the truth from the responses fixes, exactly, and no parse error. */
+export function expectReportCounts(report: Record<string, unknown>, truth: Truth): void {
+  expect(report).toMatchObject({
+    lines: truth.requests,
+    records: truth.requests,
+    requests: truth.requests,
+    hits: truth.hits,
+    degradedCount: truth.degradedCount,
+    warmupHits: truth.warmupHits,
+    warmupMisses: truth.warmupMisses,
+    cachedCount: truth.cachedCount,
+    downgrades: truth.downgrades,
+    throttleModes: truth.throttleModes,
+    optInHeader: truth.optInHeader,
+    optInDefects: truth.optInDefects,
+    statusClasses: truth.statusClasses,
+    topStatusCodes: truth.topStatusCodes,
+    headerParseErrors: {},
+  });
+  expect(Object.values(report.parseErrors as Record<string, number>).every((n) => n === 0), JSON.stringify(report.parseErrors)).toBe(true);
 }
