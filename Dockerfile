@@ -1,7 +1,7 @@
 # zero-plane-exporter: Node 20 slim, production dependencies only, a non-root user.
 #   docker build -t zero-plane-exporter:0.1.0 .
 #   docker run --rm -p 9185:9185 -v /var/log/nginx:/var/log/nginx:ro zero-plane-exporter:0.1.0 serve /var/log/nginx/llm.jsonl
-# The runtime stage installs exactly what `npm pack` ships, from the lockfile: test/deploy-package.test.ts
+# The runtime stage installs exactly what `npm pack` ships, from the lockfile: test/live/deploy/deploy-package.test.ts
 # runs these same steps (pack, unpack, npm ci --omit=dev) and then `serve` and `report` from the result.
 
 FROM node:20-bookworm-slim AS build

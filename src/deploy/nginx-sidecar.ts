@@ -1,7 +1,7 @@
 // The gateway half of the Kubernetes sidecar example: nginx writing the README's `zero_plane` JSON
 // access log into the volume the exporter reads, and the rotation that keeps that volume bounded. Every
 // path is a volume of the Pod (the root filesystem is read-only), so the same files run unchanged on a
-// plain host with those paths mapped (test/deploy-sidecar-live.test.ts does that).
+// plain host with those paths mapped (test/live/deploy/deploy-sidecar-live.test.ts does that).
 import type { Config } from '../config/schema.js';
 
 /** Where the Pod mounts what nginx and the exporter share or keep. */

@@ -92,7 +92,7 @@ export class Aggregate {
   /**
    * Adds an aggregate taken with state(), exactly as merge() would add the Aggregate itself. Throws if a bin
    * would not land on its own key again (it always does with the same relativeAccuracy: proven in
-   * test/report-parallel.test.ts).
+   * test/live/cli/report-parallel.test.ts).
    */
   mergeState(other: AggregateState): void {
     this.requests += other.requests;
