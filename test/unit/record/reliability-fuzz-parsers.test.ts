@@ -12,7 +12,8 @@ import { OPT_IN_DEFECTS, classifyOptIn } from '../../../src/signals/opt-in.js';
 import { LineSplitter } from '../../../src/source/line-splitter.js';
 import { anyLine, configs, HEADER_NAMES, mutated, parserFor, VALID } from '../../helpers/record-lines.js';
 
-const RUNS = 1000;
+// ZP_FUZZ_RUNS: cases per property (npm run test:unit samples fewer; npm test runs these).
+const RUNS = Number(process.env.ZP_FUZZ_RUNS ?? 1000);
 
 function expectWellFormedRecord(r: GatewayRecord): void {
   expect(Number.isFinite(r.latencySeconds) && r.latencySeconds >= 0).toBe(true);
