@@ -48,6 +48,8 @@ const MAX_SSE_LINE = 64 * 1024;
 const JSON_EDGE = 8 * 1024;
 /** Enough of a line to tell `event:` and `data:` lines apart. */
 const LINE_PREFIX = 6;
+const EVENT = new TextEncoder().encode('event:');
+const DATA = new TextEncoder().encode('data:');
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -163,6 +165,8 @@ class SseScanner implements Scanner {
   readonly stream = true;
   private parts: Uint8Array[] = [];
   private lineBytes = 0;
+  /** The current line's first LINE_PREFIX bytes. */
+  private readonly head = new Uint8Array(LINE_PREFIX);
   /** Whether the current line is kept: undefined until its first LINE_PREFIX bytes are in. */
   private keep: boolean | undefined;
   /** The current line outgrew MAX_SSE_LINE: skip to its end. */
@@ -201,41 +205,39 @@ class SseScanner implements Scanner {
   }
 
   /**
-   * Adds bytes of the current line. Only its first LINE_PREFIX bytes are kept until they show the line is
-   * one read here (`event:`, or `data:` of a wanted event); the rest of any other line is only counted.
+   * Adds bytes of the current line. Only its first LINE_PREFIX bytes are looked at (in place, no copy)
+   * until they show the line is one read here (`event:`, or `data:` of a wanted event); the rest of any
+   * other line is only counted.
    */
   private take(bytes: Uint8Array, from: number, to: number): void {
     if (to <= from || this.skipping) return;
+    if (this.keep === false) return;
     const n = to - from;
-    if (this.lineBytes + n > MAX_SSE_LINE && this.keep !== false) {
+    if (this.lineBytes + n > MAX_SSE_LINE) {
       this.skipping = true;
       this.parts = [];
       return;
     }
-    const before = this.lineBytes;
-    this.lineBytes += n;
+    let at = from;
+    while (this.keep === undefined && at < to) {
+      this.head[this.lineBytes++] = bytes[at++] as number;
+      if (this.lineBytes === LINE_PREFIX) this.keep = this.headIs(EVENT) || (this.headIs(DATA) && this.wantsData());
+      else if (this.lineBytes === DATA.length && this.headIs(DATA) && !this.wantsData()) this.keep = false;
+    }
     if (this.keep === false) return;
-    if (this.keep === true) {
-      // A copy: the caller may reuse or transfer its chunk once it has it.
-      this.parts.push(bytes.slice(from, to));
-      return;
-    }
-    const head = Math.min(n, LINE_PREFIX - before);
-    if (head > 0) this.parts.push(bytes.slice(from, from + head));
-    if (this.lineBytes < LINE_PREFIX) return;
-    const prefix = this.decoder.decode(concat(this.parts));
-    this.keep = prefix.startsWith('event:') || (prefix.startsWith('data:') && this.wantsData());
-    if (this.keep) {
-      this.parts = [concat(this.parts)];
-      if (head < n) this.parts.push(bytes.slice(from + head, to));
-    } else {
-      this.parts = [];
-    }
+    this.lineBytes += to - at;
+    // A copy: the caller may reuse or transfer its chunk once it has it.
+    if (this.keep === true && at < to) this.parts.push(bytes.slice(at, to));
+  }
+
+  private headIs(word: Uint8Array): boolean {
+    for (let i = 0; i < word.length; i++) if (this.head[i] !== word[i]) return false;
+    return true;
   }
 
   private line(): void {
     const skipped = this.skipping || this.keep === false;
-    const empty = this.lineBytes === 0;
+    const length = this.lineBytes;
     const parts = this.parts;
     this.parts = [];
     this.lineBytes = 0;
@@ -243,8 +245,9 @@ class SseScanner implements Scanner {
     this.skipping = false;
     // A line not kept is data of an event not read here (a text delta), or a field this scanner ignores.
     if (skipped) return;
-    if (empty) return this.dispatch();
-    const text = this.decoder.decode(concat(parts));
+    if (length === 0) return this.dispatch();
+    const head = this.head.subarray(0, Math.min(length, LINE_PREFIX));
+    const text = this.decoder.decode(parts.length === 0 ? head : concat([head, ...parts]));
     if (text.startsWith('event:')) this.event = text.slice(text.charCodeAt(6) === 0x20 ? 7 : 6);
     else if (text.startsWith('data:') && this.wantsData()) this.data += (this.data === '' ? '' : '\n') + text.slice(text.charCodeAt(5) === 0x20 ? 6 : 5);
   }
