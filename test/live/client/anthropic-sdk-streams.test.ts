@@ -192,4 +192,24 @@ describe('instrumentFetch with the SDK against a simulator that streams', () => 
     expect(Buffer.from(received).equals(Buffer.from(sent as string, 'utf8'))).toBe(true);
     expect(response.url).toBe(`${simulator.url}/v1/messages`);
   });
+
+  it('a body nobody reads is recorded after maxWait, or at close(); observeBodies: false records at the headers', async () => {
+    const call = (zp: ReturnType<typeof instrumentFetch>) => zp(`${simulator.url}/v1/messages`, { method: 'POST', body: JSON.stringify(params()) });
+    const waited = instrumentFetch(fetch, { warn: () => undefined, observeBodies: { maxWait: 50 } });
+    await call(waited);
+    expect(waited.signals()?.window.requests).toBe(0);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(waited.signals()?.window.requests).toBe(1);
+
+    const closed = instrumentFetch(fetch, { warn: () => undefined });
+    await call(closed);
+    expect(closed.signals()?.window.requests).toBe(0);
+    await closed.close();
+    expect(closed.signals()?.window.requests).toBe(1);
+
+    const off = instrumentFetch(fetch, { warn: () => undefined, observeBodies: false });
+    await call(off);
+    expect(off.signals()?.window.requests).toBe(1);
+    expect(metricsText([off])).not.toMatch(/^gen_ai_client_token_usage_count/m);
+  });
 });
