@@ -154,6 +154,7 @@ export async function main(argv: string[]): Promise<number> {
           port: at.port,
           mode,
           fastLatency: { meanMs: positiveNumber(flags, 'simulate.fast-latency-ms') },
+          stream: { enabled: flags.values['simulate.stream'] === true, firstEventDelayMs: nonNegativeNumber(flags, 'simulate.first-event-delay-ms') },
           ...seedOf(flags),
         });
         log.info('simulating', { messages: `${simulator.url}/v1/messages`, faults: `${simulator.url}/admin/faults` });
@@ -259,6 +260,13 @@ function positiveNumber(flags: ParsedFlags, name: string): number {
   const text = flagString(flags, name);
   const n = Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, not "${text}"`);
+  return n;
+}
+
+function nonNegativeNumber(flags: ParsedFlags, name: string): number {
+  const text = flagString(flags, name);
+  const n = Number(text);
+  if (text === undefined || text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`--${name} must be a number of 0 or more, not "${text}"`);
   return n;
 }
 

@@ -2,8 +2,9 @@
 // line whether it is fed to an in-process pipeline, appended to a file `serve` follows, or pushed to an
 // exporter's /api/v1/ingest, so all three count it the same way.
 import type { Config } from '../config/schema.js';
-import { gatewayLogLine } from '../loadgen/log-line.js';
+import { gatewayLogRecord } from '../loadgen/log-line.js';
 import { SignalClassifier } from '../signals/classify.js';
+import type { BodyFacts } from './response-observer.js';
 
 export interface CallFacts {
   startedAtMs: number;
@@ -15,6 +16,37 @@ export interface CallFacts {
   /** The opt-in value as sent (after a repair), undefined when the call carried none. */
   optIn: string | undefined;
   responseHeaders: Headers;
+  /** What the body said (response-observer.ts); undefined when it was not observed. */
+  body?: BodyFacts | undefined;
+}
+
+/**
+ * The fields a line carries beside the default format's, when the body was observed; the exporter's
+ * default preset reads them back (record/presets.ts `genAi`):
+ * `duration_ms` (call to the last byte), `first_event_ms` (to a stream's first content_block_delta),
+ * `stream`, `tokens` {input, output, cache_read, cache_creation}, `response_model`, `error_type`.
+ */
+export interface BodyLineFields {
+  duration_ms?: number;
+  first_event_ms?: number;
+  stream?: true;
+  tokens?: { input: number; output: number; cache_read: number; cache_creation: number };
+  response_model?: string;
+  error_type?: string;
+}
+
+const ms = (v: number): number => Math.round(v * 1000) / 1000;
+
+export function bodyLineFields(body: BodyFacts, errorType: string): BodyLineFields {
+  const out: BodyLineFields = {};
+  if (body.end !== 'unfinished') out.duration_ms = ms(body.durationMs);
+  if (body.firstEventMs !== undefined) out.first_event_ms = ms(body.firstEventMs);
+  if (body.stream) out.stream = true;
+  const t = body.tokens;
+  if (t !== undefined) out.tokens = { input: t.input, output: t.output, cache_read: t.cacheRead, cache_creation: t.cacheCreation };
+  if (body.responseModel !== undefined) out.response_model = body.responseModel;
+  if (errorType !== '') out.error_type = errorType;
+  return out;
 }
 
 export class CallRecorder {
@@ -27,13 +59,13 @@ export class CallRecorder {
     this.optInHeader = headers.optIn.name.toLowerCase();
   }
 
-  line(call: CallFacts): string {
+  line(call: CallFacts, errorType = ''): string {
     const responseHeaders: Record<string, string> = {};
     for (const name of this.responseHeaderNames) {
       const value = call.responseHeaders.get(name);
       if (value !== null) responseHeaders[name] = value;
     }
-    return gatewayLogLine({
+    const record = gatewayLogRecord({
       startedAtMs: call.startedAtMs,
       latencyMs: call.latencyMs,
       status: call.status,
@@ -44,5 +76,6 @@ export class CallRecorder {
       optIn: call.optIn,
       optInHeader: this.optInHeader,
     });
+    return JSON.stringify(call.body === undefined ? record : { ...record, ...bodyLineFields(call.body, errorType) });
   }
 }

@@ -11,6 +11,18 @@ export type Destination = 'in-process' | 'log-file' | 'ingest';
 export const INSTRUMENTATION_STAGES = ['guard', 'record', 'deliver'] as const;
 export type InstrumentationStage = (typeof INSTRUMENTATION_STAGES)[number];
 
+export const STREAM_REFUSAL_REASONS = ['zero_plane_does_not_stream', 'stream_unsupported', 'other'] as const;
+export type StreamRefusalReason = (typeof STREAM_REFUSAL_REASONS)[number];
+
+/**
+ * Why a stream request got a 400: the error names streaming (the simulator's and Zero-Plane's wording:
+ * "stream: … not supported", "does not stream"), and the call carried the valid opt-in or not; else other.
+ */
+export function streamRefusalReason(optedIn: boolean, errorMessage: string | undefined): StreamRefusalReason {
+  if (errorMessage === undefined || !/\bstream/i.test(errorMessage)) return 'other';
+  return optedIn ? 'zero_plane_does_not_stream' : 'stream_unsupported';
+}
+
 export type RecordResult = 'delivered' | 'dropped' | 'rejected';
 
 export class ClientMetrics {
@@ -35,6 +47,11 @@ export class ClientMetrics {
     ['to', 'result'],
   );
   readonly pending = new GaugeFamily('zero_plane_client_pending_records', 'Records waiting to be written or sent.', ['to']);
+  readonly streamRefusals = new CounterFamily(
+    'zero_plane_client_stream_refusals_total',
+    'Stream requests ("stream": true) refused with a 400, by why: zero_plane_does_not_stream (opted in: the Zero-Plane layer does not stream), stream_unsupported (the endpoint does not stream), other.',
+    ['reason'],
+  );
 
   constructor(action: OptInAction, to: Destination) {
     // Series that alerts take increase() of exist from the start, so the first event is an increase.
@@ -46,9 +63,10 @@ export class ClientMetrics {
     for (const stage of INSTRUMENTATION_STAGES) this.instrumentationErrors.touch([stage]);
     for (const result of ['delivered', 'dropped', ...(to === 'ingest' ? ['rejected'] : [])]) this.records.touch([to, result]);
     if (to !== 'in-process') this.pending.set([to], 0);
+    for (const reason of STREAM_REFUSAL_REASONS) this.streamRefusals.touch([reason]);
   }
 
   families() {
-    return [this.guard, this.failures, this.instrumentationErrors, this.records, this.pending];
+    return [this.guard, this.failures, this.instrumentationErrors, this.records, this.pending, this.streamRefusals];
   }
 }

@@ -60,16 +60,22 @@ const MODEL_BODY_LIMIT = 1024 * 1024;
 
 /** The top-level `model` of a JSON body given as text or bytes; '' when there is none to read. */
 export function modelOf(init: RequestInit | undefined): string {
+  return requestFieldsOf(init).model;
+}
+
+/** The JSON body's `model` ('' when none) and whether it asks for a stream (`"stream": true`), read in one parse. */
+export function requestFieldsOf(init: RequestInit | undefined): { model: string; stream: boolean } {
+  const none = { model: '', stream: false };
   const body = init?.body;
   let text: string | undefined;
   if (typeof body === 'string') text = body;
   else if (body instanceof Uint8Array) text = body.byteLength <= MODEL_BODY_LIMIT ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8') : undefined;
-  if (text === undefined || text.length > MODEL_BODY_LIMIT) return '';
+  if (text === undefined || text.length > MODEL_BODY_LIMIT) return none;
   try {
-    const model = (JSON.parse(text) as { model?: unknown } | null)?.model;
-    return typeof model === 'string' ? model : '';
+    const body = JSON.parse(text) as { model?: unknown; stream?: unknown } | null;
+    return { model: typeof body?.model === 'string' ? body.model : '', stream: body?.stream === true };
   } catch {
-    return '';
+    return none;
   }
 }
 

@@ -7,9 +7,11 @@ import { z } from 'zod';
 import { inputSchema, type Config } from '../config/schema.js';
 import type { OptInDefect } from '../signals/opt-in.js';
 import { CallRecorder } from './call-record.js';
-import { ClientMetrics, type Destination } from './client-metrics.js';
+import { ClientMetrics, streamRefusalReason, type Destination } from './client-metrics.js';
 import type { Family, MetricsSource } from './exposition.js';
-import { modelOf, routeOf, urlOf, withHeader, type Fetch, type FetchInput } from './fetch-args.js';
+import { requestFieldsOf, routeOf, urlOf, withHeader, type Fetch, type FetchInput } from './fetch-args.js';
+import { errorTypeOf, GenAiMetrics } from './genai-metrics.js';
+import { ResponseObservers, type BodyFacts } from './response-observer.js';
 import { InProcessSignals, type WindowSignals } from './in-process-signals.js';
 import { IngestSink } from './ingest-sink.js';
 import { LogFileSink } from './log-file-sink.js';
@@ -33,8 +35,20 @@ const logFileOptions = z.strictObject({
   maxPendingRecords: z.number().int().min(1).default(10_000),
 });
 
+const operationName = z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/, 'a GenAI operation name such as chat or text_completion');
+const genAiOptions = z.strictObject({
+  provider: z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/, 'a gen_ai.provider.name such as anthropic or aws.bedrock').default('anthropic'),
+  operations: z.record(z.string().startsWith('/'), operationName).default({ '/v1/messages': 'chat', '/v1/complete': 'text_completion' }),
+});
+const bodyOptions = z.union([
+  z.literal(false),
+  z.strictObject({ maxJsonBytes: z.number().int().min(0).default(1024 * 1024), maxWait: durationOption.default(600_000) }),
+]);
+
 const instrumentOptions = z.strictObject({
   optIn: z.enum(['report', 'repair', 'reject']).default('report'),
+  genAi: genAiOptions.default({ provider: 'anthropic', operations: { '/v1/messages': 'chat', '/v1/complete': 'text_completion' } }),
+  observeBodies: bodyOptions.default({ maxJsonBytes: 1024 * 1024, maxWait: 600_000 }),
   to: z.union([z.literal('in-process'), logFileOptions, z.strictObject({ ingest: ingestOptions })]).default('in-process'),
   config: z.unknown().optional(),
   cohort: z.string().min(1).optional(),
@@ -60,6 +74,19 @@ export interface InstrumentOptions {
   config?: ConfigInput;
   /** The `cohort` label of every call (a canary deployment of the application, say); none by default. */
   cohort?: string;
+  /**
+   * The GenAI metrics' `gen_ai_provider_name` (default `anthropic`) and `gen_ai_operation_name` per route
+   * (default `/v1/messages` → `chat`, `/v1/complete` → `text_completion`; calls to other routes are not
+   * GenAI operations and feed only the Zero-Plane families).
+   */
+  genAi?: { provider?: string; operations?: Record<string, string> };
+  /**
+   * How response bodies are observed as the caller reads them (response-observer.ts): JSON bodies up to
+   * `maxJsonBytes` (default 1 MiB) are parsed whole, longer ones from their ends; a body not read through
+   * within `maxWait` (default 10m) is recorded with what is known. `false`: bodies are not looked at and
+   * each call is recorded when its headers arrive (no tokens, no time to first token, no total duration).
+   */
+  observeBodies?: false | { maxJsonBytes?: number; maxWait?: number | string };
   /** Where warnings go; default process.emitWarning (code ZERO_PLANE_CLIENT). */
   warn?: (message: string) => void;
 }
@@ -85,6 +112,9 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
   const recorder = new CallRecorder(config.headers);
   const sink = createSink(o.to, config, fetch, metrics, once);
   const cohort = o.cohort;
+  const genAi = new GenAiMetrics({ provider: o.genAi.provider, labelValueLimit: config.metrics.labelValueLimit, labelValueMaxBytes: config.metrics.labelValueMaxBytes });
+  const operations = new Map(Object.entries(o.genAi.operations));
+  const observers = o.observeBodies === false ? undefined : new ResponseObservers(o.observeBodies.maxJsonBytes, o.observeBodies.maxWait);
 
   const noteGuard = (verdict: GuardVerdict | OptInHeaderError): void => {
     const defect: OptInDefect | undefined = verdict instanceof OptInHeaderError ? verdict.defect : verdict.optIn.defect;
@@ -121,45 +151,100 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
       response = await (sendInit === undefined ? fetch(input) : fetch(input, sendInit));
     } catch (err) {
       const name = (err as { name?: unknown } | null)?.name;
-      metrics.failures.inc([name === 'AbortError' || name === 'TimeoutError' ? 'aborted' : 'error']);
+      const aborted = name === 'AbortError' || name === 'TimeoutError';
+      metrics.failures.inc([aborted ? 'aborted' : 'error']);
+      try {
+        const operation = operations.get(routeOf(urlOf(input)));
+        const durationSeconds = (performance.now() - t0) / 1000;
+        if (operation !== undefined) genAi.observe({ operation, requestModel: requestFieldsOf(sendInit).model, responseModel: '', errorType: aborted ? 'aborted' : 'connection_error', durationSeconds, timeToFirstTokenSeconds: undefined, tokens: undefined });
+      } catch {
+        metrics.instrumentationErrors.inc(['record']);
+      }
       throw err;
     }
     const latencyMs = performance.now() - t0;
 
-    let line: string | undefined;
+    let request: { model: string; stream: boolean } = { model: '', stream: false };
+    let route = '';
     try {
-      const url = urlOf(input);
-      line = recorder.line({
-        startedAtMs,
-        latencyMs,
-        status: response.status,
-        model: modelOf(sendInit),
-        route: routeOf(url),
-        cohort,
-        optIn: verdict?.sent,
-        responseHeaders: response.headers,
-      });
+      request = requestFieldsOf(sendInit);
+      route = routeOf(urlOf(input));
     } catch {
       metrics.instrumentationErrors.inc(['record']);
     }
-    if (line !== undefined) {
+    const headers = response.headers;
+    const status = response.status;
+    // Written once the body is done (observed), or now (not observed): one line per call either way.
+    const record = (body: BodyFacts | undefined): void => {
+      let line: string | undefined;
       try {
-        sink.write(line);
+        const errorType = body === undefined ? '' : bodyErrorType(status, body);
+        line = recorder.line({ startedAtMs, latencyMs, status, model: request.model, route, cohort, optIn: verdict?.sent, responseHeaders: headers, body }, errorType);
+        const operation = operations.get(route);
+        if (operation !== undefined && body !== undefined) {
+          genAi.observe({
+            operation,
+            requestModel: request.model,
+            responseModel: body.responseModel ?? '',
+            errorType,
+            durationSeconds: body.end === 'unfinished' ? undefined : body.durationMs / 1000,
+            timeToFirstTokenSeconds: body.firstEventMs === undefined ? undefined : body.firstEventMs / 1000,
+            tokens: body.tokens,
+          });
+        }
+        if (request.stream && status === 400) noteStreamRefusal(verdict?.optIn.state === 'valid', body?.errorMessage);
       } catch {
-        metrics.instrumentationErrors.inc(['deliver']);
+        metrics.instrumentationErrors.inc(['record']);
       }
+      if (line !== undefined) {
+        try {
+          sink.write(line);
+        } catch {
+          metrics.instrumentationErrors.inc(['deliver']);
+        }
+      }
+    };
+    if (observers === undefined) {
+      record(undefined);
+      return response;
     }
-    return response;
+    try {
+      return observers.observe(response, t0, record);
+    } catch {
+      // Could not wrap the body: the caller gets the response untouched, recorded at its headers.
+      metrics.instrumentationErrors.inc(['record']);
+      record(undefined);
+      return response;
+    }
+  };
+
+  const noteStreamRefusal = (optedIn: boolean, message: string | undefined): void => {
+    const reason = streamRefusalReason(optedIn, message);
+    metrics.streamRefusals.inc([reason]);
+    if (reason === 'zero_plane_does_not_stream') {
+      once('stream-refused', 'zero-plane client: a "stream": true call with the opt-in was refused (400): the Zero-Plane layer does not stream. Send "stream": false to be served by Zero-Plane. Counted in zero_plane_client_stream_refusals_total.');
+    }
   };
 
   const instrumented: InstrumentedFetch = Object.assign(call, {
-    families: (): readonly Family[] => [...sink.families(), ...metrics.families()],
+    families: (): readonly Family[] => [...sink.families(), ...metrics.families(), ...genAi.families()],
     beforeScrape: (): void => sink.beforeScrape?.(),
     signals: (): WindowSignals | undefined => (sink instanceof InProcessSignals ? sink.signals() : undefined),
     flush: (): Promise<void> => sink.flush(),
-    close: (): Promise<void> => sink.close(),
+    close: (): Promise<void> => {
+      // Bodies still open are recorded with what is known, so their lines make the last batch.
+      observers?.settle();
+      return sink.close();
+    },
   });
   return instrumented;
+}
+
+/** A call's error.type: the body's error, else what ended the body early, else '' (success). */
+function bodyErrorType(status: number, body: BodyFacts): string {
+  const fromBody = errorTypeOf(status, body.errorType);
+  if (fromBody !== '') return fromBody;
+  return body.end === 'cancel' ? 'body_cancelled' : body.end === 'error' ? 'body_error' : '';
 }
 
 function createSink(

@@ -9,13 +9,14 @@ import {
   DELAY_PROFILE_HEADER,
   DOWNGRADE_HEADER,
   LAYER_HEADER,
+  OPT_IN_HEADER,
   OPT_IN_VALUE,
   REQUEST_ID_HEADER,
   type AnthropicError,
   type AnthropicMessage,
 } from './protocol.js';
 import { randomDraws, standardNormal, type Draws, type Rng } from './random.js';
-import { inputTokens, readMessagesRequest, systemTokens, type MessagesRequest } from './request.js';
+import { estimateTokens, inputTokens, readMessagesRequest, systemTokens, type MessagesRequest } from './request.js';
 
 export interface DecisionInput {
   /** The raw request body. */
@@ -31,7 +32,8 @@ export interface DecisionInput {
  * - `fallback`: served by the standard layer (not opted in, opt-in not exact, or a hitRateDrop fault);
  * - `downgraded`: opted in but too long for the fast layer, served by the standard layer;
  * - `rejected`: too long for the fast layer in strict mode (429);
- * - `invalid`: a 400 (malformed JSON, stream: true, a body that is not a Messages request).
+ * - `invalid`: a 400 (malformed JSON, stream: true outside the stream mode or on the Zero-Plane layer, a
+ *   body that is not a Messages request).
  */
 export type Outcome = 'fast' | 'fallback' | 'downgraded' | 'rejected' | 'invalid';
 
@@ -43,6 +45,8 @@ export interface Decision {
   /** How long the whole answer should take, in milliseconds. */
   delayMs: number;
   cached: boolean;
+  /** The answer goes out as server-sent events (stream mode, standard layer): stream-response.ts. */
+  stream: boolean;
 }
 
 export interface DecisionContext {
@@ -58,19 +62,13 @@ export function decide(input: DecisionInput, ctx: DecisionContext): Decision {
   const { profile, faults, rng } = ctx;
   const draws = ctx.draws ?? randomDraws(rng);
   const requestId = `req_sim_${randomId(rng)}`;
-  const read = readMessagesRequest(input.body);
-  if (!read.ok) {
-    return {
-      outcome: 'invalid',
-      status: 400,
-      headers: { [REQUEST_ID_HEADER]: requestId },
-      body: anthropicError('invalid_request_error', read.message),
-      delayMs: 0,
-      cached: false,
-    };
-  }
+  const read = readMessagesRequest(input.body, profile.stream.enabled);
+  if (!read.ok) return invalid(requestId, read.message);
   const request = read.request;
   const optedIn = input.optIn === OPT_IN_VALUE;
+  const stream = request.stream === true;
+  // The article's rule: Zero-Plane does not stream. An opted-in stream is refused, not served elsewhere.
+  if (stream && optedIn) return invalid(requestId, ZERO_PLANE_NO_STREAM);
   const tooLong = optedIn ? contextTooLong(request, profile) : undefined;
 
   if (tooLong !== undefined && profile.mode === 'strict') {
@@ -85,6 +83,7 @@ export function decide(input: DecisionInput, ctx: DecisionContext): Decision {
       body: anthropicError('rate_limit_error', `${CONTEXT_TOO_LONG}: ${tooLong}; strict mode refuses instead of falling back to the standard layer`),
       delayMs: 0,
       cached: false,
+      stream: false,
     };
   }
 
@@ -110,7 +109,22 @@ export function decide(input: DecisionInput, ctx: DecisionContext): Decision {
     headers[CACHED_HEADER] = 'true';
     delayMs = jittered(rng, profile.cachedLatency);
   }
-  return { outcome, status: 200, headers, body: message(request, rng), delayMs: Math.max(0, delayMs), cached };
+  return { outcome, status: 200, headers, body: message(request, profile, cached, rng), delayMs: Math.max(0, delayMs), cached, stream };
+}
+
+/** The 400 of a stream the Zero-Plane layer was asked for (stream mode): it names the rule and the way out. */
+export const ZERO_PLANE_NO_STREAM = `stream: the Zero-Plane layer does not stream; send "stream": false, or leave out the ${OPT_IN_HEADER} opt-in to stream from the standard layer`;
+
+function invalid(requestId: string, text: string): Decision {
+  return {
+    outcome: 'invalid',
+    status: 400,
+    headers: { [REQUEST_ID_HEADER]: requestId },
+    body: anthropicError('invalid_request_error', text),
+    delayMs: 0,
+    cached: false,
+    stream: false,
+  };
 }
 
 /** Why the request is too long for the fast layer, or undefined when it fits. */
@@ -132,17 +146,19 @@ export function longTailed(rng: Rng, l: TailLatency): number {
   return Math.min(l.maxMs, l.medianMs * Math.exp(l.sigma * standardNormal(rng)));
 }
 
-function message(r: MessagesRequest, rng: Rng): AnthropicMessage {
+function message(r: MessagesRequest, profile: SimulatorProfile, cached: boolean, rng: Rng): AnthropicMessage {
   const text = 'This is a simulated reply from the Zero-Plane simulator.';
+  const input = inputTokens(r);
+  // A cached answer read its prompt from the cache: those tokens are cache reads, as the API counts them.
   return {
     id: `msg_sim_${randomId(rng)}`,
     type: 'message',
     role: 'assistant',
-    model: r.model,
+    model: profile.servedModels[r.model] ?? r.model,
     content: [{ type: 'text', text }],
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: inputTokens(r), output_tokens: Math.ceil(text.length / 4) },
+    usage: { input_tokens: cached ? 0 : input, output_tokens: estimateTokens(text.length), cache_creation_input_tokens: 0, cache_read_input_tokens: cached ? input : 0 },
   };
 }
 

@@ -36,6 +36,24 @@ export interface SimulatorProfile {
   cacheAfter: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** How `stream: true` is answered (stream-response.ts). */
+  stream: StreamProfile;
+  /** The model each answer names, by requested model (a dated id for an alias, say); unlisted: the requested one. */
+  servedModels: Readonly<Record<string, string>>;
+}
+
+/**
+ * The stream mode. Off (the default), `stream: true` is a 400 everywhere. On, the standard layer answers it
+ * with Anthropic's server-sent events, and an opted-in request still gets the 400: the Zero-Plane layer
+ * does not stream. The headers leave after the layer's latency, the first events `firstEventDelayMs`
+ * after them, each further text delta `eventGapMs` after the one before.
+ */
+export interface StreamProfile {
+  enabled: boolean;
+  firstEventDelayMs: number;
+  eventGapMs: number;
+  /** How many content_block_delta events carry the reply's text. */
+  deltas: number;
 }
 
 /** p99 ≈ 185 ms, the exporter's default baseline: a fast layer the default exporter config calls healthy. */
@@ -53,6 +71,8 @@ export const DEFAULT_PROFILE: SimulatorProfile = {
   maxSystemTokens: 1200,
   cacheAfter: 4,
   bodyLimitBytes: 4 * 1024 * 1024,
+  stream: { enabled: false, firstEventDelayMs: 0, eventGapMs: 0, deltas: 4 },
+  servedModels: {},
 };
 
 const ms = z.number().finite().min(0);
@@ -72,6 +92,8 @@ export const profileOverridesSchema = z.strictObject({
   maxSystemTokens: z.number().int().min(0).optional(),
   cacheAfter: z.number().int().min(1).optional(),
   bodyLimitBytes: z.number().int().min(1024).optional(),
+  stream: z.strictObject({ enabled: z.boolean(), firstEventDelayMs: ms, eventGapMs: ms, deltas: z.number().int().min(1).max(1000) }).partial().optional(),
+  servedModels: z.record(z.string().min(1), z.string().min(1)).optional(),
 });
 
 export type ProfileOverrides = z.input<typeof profileOverridesSchema>;
@@ -94,6 +116,8 @@ export function resolveProfile(overrides: ProfileOverrides = {}): SimulatorProfi
     maxSystemTokens: o.maxSystemTokens ?? d.maxSystemTokens,
     cacheAfter: o.cacheAfter ?? d.cacheAfter,
     bodyLimitBytes: o.bodyLimitBytes ?? d.bodyLimitBytes,
+    stream: { ...d.stream, ...stripUndefined(o.stream) },
+    servedModels: { ...(o.servedModels ?? d.servedModels) },
   };
 }
 

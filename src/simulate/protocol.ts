@@ -58,7 +58,15 @@ export interface AnthropicMessage {
   content: { type: 'text'; text: string }[];
   stop_reason: 'end_turn';
   stop_sequence: null;
-  usage: { input_tokens: number; output_tokens: number };
+  usage: AnthropicUsage;
+}
+
+/** The Messages API's usage object (cache fields as the API sends them, 0 when nothing was cached). */
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
 }
 
 export function anthropicError(type: AnthropicErrorType, message: string): AnthropicError {

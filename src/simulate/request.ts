@@ -18,7 +18,11 @@ export type MessagesRequest = z.output<typeof messagesRequestSchema>;
 
 export type ReadResult = { ok: true; request: MessagesRequest } | { ok: false; kind: 'malformed_json' | 'stream' | 'invalid'; message: string };
 
-export function readMessagesRequest(text: string): ReadResult {
+/** Without the simulator's stream mode, `stream: true` is refused (the article's rule: Zero-Plane does not stream). */
+export const STREAM_UNSUPPORTED = 'stream: streaming is not supported by this endpoint; send "stream": false or omit the field';
+
+/** `streams`: whether `stream: true` is a request to answer (the simulator's stream mode) rather than a 400. */
+export function readMessagesRequest(text: string, streams = false): ReadResult {
   if (text.trim() === '') return { ok: false, kind: 'malformed_json', message: 'request body is empty: expected a JSON object' };
   let body: unknown;
   try {
@@ -29,13 +33,7 @@ export function readMessagesRequest(text: string): ReadResult {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     return { ok: false, kind: 'invalid', message: 'request body must be a JSON object' };
   }
-  if ((body as { stream?: unknown }).stream === true) {
-    return {
-      ok: false,
-      kind: 'stream',
-      message: 'stream: streaming is not supported by this endpoint; send "stream": false or omit the field',
-    };
-  }
+  if ((body as { stream?: unknown }).stream === true && !streams) return { ok: false, kind: 'stream', message: STREAM_UNSUPPORTED };
   const parsed = messagesRequestSchema.safeParse(body);
   if (!parsed.success) return { ok: false, kind: 'invalid', message: describeIssues(parsed.error) };
   return { ok: true, request: parsed.data };

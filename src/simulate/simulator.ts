@@ -8,9 +8,10 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { decide, type Decision } from './decide.js';
 import { FaultController, FaultValidationError, type Faults } from './faults.js';
 import { resolveProfile, type ProfileOverrides, type SimulatorProfile } from './profile.js';
-import { anthropicError, FAULTS_PATH, HEALTH_PATH, answerTiming, MESSAGES_PATH, OPT_IN_HEADER, SERVER_TIMING_HEADER, type AnthropicErrorType } from './protocol.js';
+import { anthropicError, FAULTS_PATH, HEALTH_PATH, answerTiming, MESSAGES_PATH, OPT_IN_HEADER, SERVER_TIMING_HEADER, type AnthropicErrorType, type AnthropicMessage } from './protocol.js';
 import { createRng, EvenDraws, randomDraws, type Rng } from './random.js';
 import { RepeatTracker } from './repeat-tracker.js';
+import { sseText, streamEvents, type StreamEvent } from './stream-response.js';
 
 /** Waits `ms`; rejects when `signal` aborts (the simulator closing). Injected by tests that must not wait. */
 export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
@@ -50,6 +51,18 @@ export interface SimulatorAnswer {
   /** The opt-in header as received (header bytes read as Latin-1, as Node's HTTP server reads them). */
   optIn: string | undefined;
   decision: Decision;
+  /**
+   * A streamed answer, filled in as it is written (performance.now() of this process): when the headers,
+   * the first event and the last byte left, and the exact bytes of the body.
+   */
+  stream?: StreamTimes;
+}
+
+export interface StreamTimes {
+  headersAtMs?: number;
+  firstEventAtMs?: number;
+  endAtMs?: number;
+  body: string;
 }
 
 export interface RunningSimulator {
@@ -92,7 +105,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     const header = req.headers[OPT_IN_HEADER];
     const optIn = Array.isArray(header) ? header.join(', ') : header;
     const decision = decide({ body, optIn, repeat: repeats.see(body) }, { profile, faults: faults.get(), rng, draws });
-    onAnswer?.({ optIn, decision });
+    const answer: SimulatorAnswer = decision.stream ? { optIn, decision, stream: { body: '' } } : { optIn, decision };
+    onAnswer?.(answer);
     // Every answer goes through the sleep, for 0 ms when handling took longer than the decided delay: a
     // test that holds answers in an injected sleep then holds all of them, however busy the machine is.
     const remaining = Math.max(0, decision.delayMs - (performance.now() - started));
@@ -104,8 +118,39 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     }
     if (res.destroyed) return;
     if (reportAnswerTime) res.set(SERVER_TIMING_HEADER, answerTiming(decision.delayMs));
+    if (answer.stream !== undefined) {
+      await writeStream(res, decision, answer.stream);
+      return;
+    }
     res.status(decision.status).set(decision.headers).json(decision.body);
   });
+
+  /** A streamed answer: the headers now, the events after the stream profile's delays. */
+  const writeStream = async (res: Response, decision: Decision, times: StreamTimes): Promise<void> => {
+    res.status(decision.status).set(decision.headers).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    times.headersAtMs = performance.now();
+    const events = streamEvents(decision.body as AnthropicMessage, profile.stream.deltas);
+    const firstDelta = events.findIndex((e) => e.event === 'content_block_delta');
+    for (let i = 0; i < events.length; i++) {
+      // Everything up to the first text goes out together, after the first-event delay; each later delta after its gap.
+      const wait = i === 0 ? profile.stream.firstEventDelayMs : i > firstDelta && events[i]?.event === 'content_block_delta' ? profile.stream.eventGapMs : 0;
+      if (wait > 0) {
+        try {
+          await sleep(wait, closing.signal);
+        } catch {
+          return; // shutting down
+        }
+      }
+      if (res.destroyed) return;
+      const text = sseText(events[i] as StreamEvent);
+      times.body += text;
+      res.write(text);
+      if (i === 0) times.firstEventAtMs = performance.now();
+    }
+    res.end();
+    times.endAtMs = performance.now();
+  };
   app.all(MESSAGES_PATH, (_req, res) => {
     res.set('Allow', 'POST');
     sendError(res, 405, 'invalid_request_error', `${MESSAGES_PATH} only accepts POST`);

@@ -98,6 +98,8 @@ describe('instrumentFetch passes the call through', () => {
     expect(received[0]?.headers[NAME]).toBe(VALID);
     expect(received[0]?.headers['x-other']).toBe('kept');
     expect(received[0]?.body).toBe('x');
+    // The call's line is written once its body is read through (response-observer.ts).
+    await res.text();
     expect(headers[NAME]).toBe(`\u200b${VALID}`); // the caller's object is untouched
     expect(count(metricsText([zp]), 'zero_plane_client_opt_in_guard_total{action="repaired",defect="invisible_char"}')).toBe(1);
     expect(zp.signals()?.window).toMatchObject({ requests: 1, hits: 1 });
