@@ -34,8 +34,8 @@ export interface MetricsEndpoint {
   /** The whole body as one string (for tests and small registries; /metrics writes chunks()). */
   metrics(format?: ExpositionFormat): Promise<string>;
   /**
-   * The same body in pieces of about 64 KiB (exposition.ts), taken in one synchronous pass so the scrape
-   * is one consistent moment; however many series there are, no piece is a string of the whole.
+   * The same body in pieces of about 64 KiB (exposition.ts); however many series there are, no piece is a
+   * string of the whole. Rendered in slices that yield to the event loop (RENDER_SLICE_MS).
    */
   chunks(format?: ExpositionFormat): Promise<string[]>;
 }
@@ -53,18 +53,28 @@ export function buildRegistry(families: readonly Exposable[], version: string, o
   const text = async (): Promise<string[]> => {
     // prom-client separates families with a blank line and ends with a newline; so do we.
     const out = [`${(await defaults.metrics()).trimEnd()}\n\n`];
-    all.forEach((family, i) => {
+    const slice = new RenderSlices();
+    for (const [i, family] of all.entries()) {
       if (family.chunks === undefined) out.push(family.text());
-      else for (const chunk of family.chunks()) out.push(chunk);
+      else for (const chunk of family.chunks()) {
+        out.push(chunk);
+        await slice.maybeYield();
+      }
       out.push(i === all.length - 1 ? '\n' : '\n\n');
-    });
+      await slice.maybeYield();
+    }
     return out;
   };
   const openMetrics = async (): Promise<string[]> => {
     const out = defaultsOpenMetrics(await defaults.getMetricsAsJSON(), created);
+    const slice = new RenderSlices();
     for (const family of all) {
-      for (const chunk of family.openMetricsChunks(created)) out.push(chunk);
+      for (const chunk of family.openMetricsChunks(created)) {
+        out.push(chunk);
+        await slice.maybeYield();
+      }
       out.push('\n');
+      await slice.maybeYield();
     }
     out.push(OPENMETRICS_EOF);
     return out;
@@ -77,6 +87,25 @@ export function buildRegistry(families: readonly Exposable[], version: string, o
       return (await chunks(format)).join('');
     },
   };
+}
+
+/**
+ * A render hands the event loop back every RENDER_SLICE_MS, between pieces (~64 KiB, cut between series):
+ * rendered in one synchronous pass, a 3 MB body held every health probe and every new connection for the
+ * whole render (and 200 scrapes' renders back to back for seconds). Each series is still written in one
+ * step (a histogram's buckets, count and sum agree); series written in different slices may be up to a
+ * slice apart, as with client_golang, whose collectors run concurrently.
+ */
+export const RENDER_SLICE_MS = 8;
+
+class RenderSlices {
+  private since = performance.now();
+
+  async maybeYield(): Promise<void> {
+    if (performance.now() - this.since < RENDER_SLICE_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.since = performance.now();
+  }
 }
 
 /** zero_plane_exporter_build_info{version, nodejs} 1 */

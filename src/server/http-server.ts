@@ -112,13 +112,18 @@ export function createApp(opts: HttpOptions): express.Express {
 /**
  * Writes a body piece by piece, waiting whenever the socket's buffer is full, so a slow reader queues at
  * most one piece of its own (the pieces are shared with the other scrapes of the same render). Content-Length
- * is sent, as res.send would, so the client knows the body is whole.
+ * is sent, as res.send would, so the client knows the body is whole. Responses written together take turns,
+ * a piece each.
  */
 async function writeBody(res: Response, contentType: string, body: RenderedBody): Promise<void> {
   res.status(200).type(contentType).set('Content-Length', String(body.bytes));
   for (const c of body.pieces) {
     if (res.destroyed) return;
-    if (!res.write(c)) {
+    // The event loop is handed back after every piece, also when the socket took it at once: on loopback
+    // the kernel takes megabytes without blocking, and 40 responses of 3 MB written each in one go held
+    // health probes and new connections for seconds (copying into the kernel is most of a flood's CPU).
+    if (res.write(c)) await new Promise<void>((resolve) => setImmediate(resolve));
+    else {
       await new Promise<void>((resolve) => {
         const done = () => {
           res.off('drain', done);

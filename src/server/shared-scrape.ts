@@ -3,7 +3,8 @@
 // of them) and each held in memory until its client had read it (313–522 MB RSS against a 256 Mi limit).
 // Now a scrape that arrives while a render of its format is under way (or about to start) waits for that
 // render and is served its body; the body is encoded once, into Buffers every response writes without
-// copying. Nothing is cached: a scrape is never served a render that started before it arrived.
+// copying. Nothing is cached: a scrape is never served a render that had finished before it arrived (one
+// under way is rendered in slices, RENDER_SLICE_MS, and a scrape may join it between slices).
 import { CounterFamily } from '../metrics/families.js';
 import type { ExpositionFormat, MetricsEndpoint } from '../metrics/registry.js';
 
