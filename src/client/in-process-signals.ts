@@ -50,7 +50,13 @@ export class InProcessSignals implements RecordSink {
     this.gauges.refresh();
   }
 
+  pending(): boolean {
+    return false;
+  }
+
   async flush(): Promise<void> {}
+
+  async drain(): Promise<void> {}
 
   async close(): Promise<void> {}
 }

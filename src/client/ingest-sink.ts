@@ -1,7 +1,10 @@
 // Sends each call's line to a running exporter's POST /api/v1/ingest, in batches: when `batchRecords`
 // lines are waiting, or `flushInterval` after the first of them. One batch is in flight at a time; a batch
 // the exporter could take later (429, 5xx, no connection) is retried with backoff, one it refuses (400,
-// 401, 404, 413, 415) is dropped. Everything lost is counted, and warned about once.
+// 401, 404, 413, 415) is dropped. flush() and close() give up after closeTimeout (a dead exporter must not
+// hold the caller's exit), and the process's end flushes too (exit-hooks.ts). Everything lost is counted,
+// and warned about once.
+import { cappedText } from './capped-body.js';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { Fetch } from './fetch-args.js';
@@ -22,6 +25,8 @@ export interface IngestSinkOptions {
   /** Tries per batch before it is dropped (the first send included). */
   maxAttempts: number;
   timeoutMs: number;
+  /** How long flush() and close() wait before giving up on what is left (counted as dropped). */
+  closeTimeoutMs: number;
 }
 
 /** What the exporter answers to an accepted body. */
@@ -41,6 +46,8 @@ function readAnswer(text: string): IngestAnswer | undefined {
 
 const RETRY_BASE_MS = 250;
 const RETRY_MAX_MS = 10_000;
+/** An ingest answer is a few dozen bytes; more is not an exporter's answer and is not read. */
+const ANSWER_LIMIT_BYTES = 64 * 1024;
 
 export function ingestUrl(base: string): string {
   const url = new URL(base);
@@ -55,14 +62,18 @@ export class IngestSink implements RecordSink {
   private timer: NodeJS.Timeout | undefined;
   private sending: Promise<void> | undefined;
   private closed = false;
+  /** The batch being sent until it is counted, so a give-up and a late answer never both count it. */
+  private inFlight: { batch: string[]; counted: boolean } | undefined;
+  /** Aborted when a bounded flush gives up: ends the request in flight and the back-off wait. */
+  private giveUp = new AbortController();
 
   constructor(
     private readonly opts: IngestSinkOptions,
     private readonly fetch: Fetch,
     private readonly metrics: ClientMetrics,
     private readonly warn: (key: string, message: string) => void,
-    /** Waits between retries; tests make it instant. */
-    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
+    /** Waits between retries (ends early when `signal` aborts); tests make it instant. */
+    private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void> = abortableSleep,
   ) {
     this.url = ingestUrl(opts.url);
     this.headers = {
@@ -73,6 +84,11 @@ export class IngestSink implements RecordSink {
   }
 
   write(line: string): void {
+    if (this.closed) {
+      this.count('dropped', 1);
+      this.warn('closed', `zero-plane client: a call was recorded after close(); its record is dropped and counted in zero_plane_client_records_total`);
+      return;
+    }
     if (this.queue.length >= this.opts.maxPendingRecords) {
       this.count('dropped', 1);
       this.warn('full', `zero-plane client: ${this.url} does not keep up; dropping records past ${this.opts.maxPendingRecords} pending`);
@@ -80,56 +96,97 @@ export class IngestSink implements RecordSink {
     }
     this.queue.push(line);
     this.setPending();
+    // The interval timer never keeps the process alive: at its end beforeExit sends what is left.
     if (this.queue.length >= this.opts.batchRecords) this.kick();
-    else if (this.timer === undefined && !this.closed) this.timer = setTimeout(() => this.kick(), this.opts.flushIntervalMs).unref();
+    else if (this.timer === undefined) this.timer = setTimeout(() => this.kick(), this.opts.flushIntervalMs).unref();
   }
 
   /** Starts sending what is queued, unless a send is already running (it takes the queue as it goes). */
   private kick(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    this.sending ??= this.sendAll().finally(() => (this.sending = undefined));
+    if (this.sending !== undefined) return;
+    const sending: Promise<void> = this.sendAll(this.giveUp.signal).finally(() => {
+      if (this.sending === sending) this.sending = undefined;
+    });
+    this.sending = sending;
   }
 
-  private async sendAll(): Promise<void> {
-    while (this.queue.length > 0) {
+  private async sendAll(signal: AbortSignal): Promise<void> {
+    while (this.queue.length > 0 && !signal.aborted) {
       const batch = this.queue.splice(0, this.opts.batchRecords);
-      await this.send(batch);
+      await this.send(batch, signal);
       this.setPending();
     }
   }
 
-  private async send(batch: string[]): Promise<void> {
-    const body = `${batch.join('\n')}\n`;
-    for (let attempt = 1; ; attempt++) {
-      let retryable: boolean;
-      let problem: string;
-      try {
-        const res = await this.fetch(this.url, { method: 'POST', headers: this.headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs) });
-        const text = await res.text();
-        if (res.ok) {
-          // Taken: never sent again, even when the answer cannot be read (that would count the lines twice).
-          const answer = readAnswer(text);
-          this.count('delivered', answer?.accepted ?? batch.length);
-          this.count('rejected', answer?.rejected ?? 0);
+  private async send(batch: string[], giveUp: AbortSignal): Promise<void> {
+    const flight = { batch, counted: false };
+    this.inFlight = flight;
+    const settle = (result: 'delivered' | 'dropped' | 'rejected', n: number): void => {
+      if (!flight.counted) this.count(result, n);
+    };
+    try {
+      const body = `${batch.join('\n')}\n`;
+      for (let attempt = 1; ; attempt++) {
+        let retryable: boolean;
+        let problem: string;
+        const request = new AbortController();
+        const abort = (): void => request.abort(giveUp.reason);
+        giveUp.addEventListener('abort', abort, { once: true });
+        // The timeout also bounds reading the answer: a body that stops arriving is ended by it.
+        const timeout = setTimeout(() => request.abort(new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError')), this.opts.timeoutMs).unref();
+        try {
+          const res = await this.fetch(this.url, { method: 'POST', headers: this.headers, body, signal: request.signal });
+          if (res.ok) {
+            // Taken: never sent again, even when the answer cannot be read (that would count the lines twice).
+            const answer = await cappedText(res, ANSWER_LIMIT_BYTES).then(readAnswer, () => undefined);
+            settle('delivered', answer?.accepted ?? batch.length);
+            settle('rejected', answer?.rejected ?? 0);
+            flight.counted = true;
+            return;
+          }
+          const text = await cappedText(res, ANSWER_LIMIT_BYTES).catch(() => '');
+          retryable = res.status === 429 || res.status >= 500;
+          problem = `HTTP ${res.status}: ${text.slice(0, 200)}`;
+        } catch (err) {
+          retryable = true;
+          problem = (err as Error).message;
+        } finally {
+          clearTimeout(timeout);
+          giveUp.removeEventListener('abort', abort);
+        }
+        if (giveUp.aborted) return; // counted by giveUpNow()
+        if (!retryable || attempt >= this.opts.maxAttempts) {
+          settle('dropped', batch.length);
+          flight.counted = true;
+          this.warn(
+            `send:${retryable ? 'unreachable' : problem.slice(0, 8)}`,
+            `zero-plane client: ${this.url} did not take ${batch.length} records (${problem}); dropped and counted in zero_plane_client_records_total`,
+          );
           return;
         }
-        retryable = res.status === 429 || res.status >= 500;
-        problem = `HTTP ${res.status}: ${text.slice(0, 200)}`;
-      } catch (err) {
-        retryable = true;
-        problem = (err as Error).message;
+        await this.sleep(Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1)), giveUp);
+        if (giveUp.aborted) return;
       }
-      if (!retryable || attempt >= this.opts.maxAttempts) {
-        this.count('dropped', batch.length);
-        this.warn(
-          `send:${retryable ? 'unreachable' : problem.slice(0, 8)}`,
-          `zero-plane client: ${this.url} did not take ${batch.length} records (${problem}); dropped and counted in zero_plane_client_records_total`,
-        );
-        return;
-      }
-      await this.sleep(Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1)));
+    } finally {
+      if (this.inFlight === flight) this.inFlight = undefined;
     }
+  }
+
+  /** Stops sending what is left (queued and in flight) and counts it as dropped; later records start afresh. */
+  private giveUpNow(): void {
+    const flight = this.inFlight;
+    const lost = this.queue.length + (flight !== undefined && !flight.counted ? flight.batch.length : 0);
+    if (flight !== undefined) flight.counted = true;
+    this.inFlight = undefined;
+    this.queue = [];
+    this.sending = undefined;
+    this.giveUp.abort(new DOMException('given up', 'AbortError'));
+    this.giveUp = new AbortController();
+    this.count('dropped', lost);
+    this.setPending();
+    this.warn('gave-up', `zero-plane client: ${this.url} did not take ${lost} records within closeTimeout (${this.opts.closeTimeoutMs} ms); dropped and counted in zero_plane_client_records_total`);
   }
 
   private count(result: 'delivered' | 'dropped' | 'rejected', n: number): void {
@@ -144,13 +201,49 @@ export class IngestSink implements RecordSink {
     return [];
   }
 
+  pending(): boolean {
+    return this.queue.length > 0 || this.sending !== undefined;
+  }
+
+  /**
+   * Sends what is waiting; after closeTimeout gives up on the rest (dropped, counted). Its deadline timer
+   * is not unref'd: while it waits the process stays alive (no exit mid-flush with code 13), and never longer.
+   */
   async flush(): Promise<void> {
     if (this.queue.length > 0) this.kick();
-    while (this.sending !== undefined) await this.sending;
+    if (this.sending === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.opts.closeTimeoutMs)));
+    try {
+      while (this.sending !== undefined) {
+        if ((await Promise.race([this.sending.then(() => 'sent' as const), deadline])) === 'late') return this.giveUpNow();
+        if (this.queue.length > 0) this.kick();
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  drain(): Promise<void> {
+    return this.flush();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     await this.flush();
   }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    // unref'd: outside a flush nothing waits for it; inside one the flush's deadline keeps the process alive.
+    const timer = setTimeout(done, ms).unref();
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

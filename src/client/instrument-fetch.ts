@@ -14,6 +14,7 @@ import { errorTypeOf, GenAiMetrics } from './genai-metrics.js';
 import { ResponseObservers, type BodyFacts } from './response-observer.js';
 import { InProcessSignals, type WindowSignals } from './in-process-signals.js';
 import { IngestSink } from './ingest-sink.js';
+import { drainAtExit } from './exit-hooks.js';
 import { LogFileSink } from './log-file-sink.js';
 import { OptInGuard, OptInHeaderError, type GuardVerdict } from './opt-in-guard.js';
 import { clientConfig, defaultWarn, durationOption, parseOptions, warnOption, type ConfigInput } from './options.js';
@@ -52,6 +53,8 @@ const instrumentOptions = z.strictObject({
   to: z.union([z.literal('in-process'), logFileOptions, z.strictObject({ ingest: ingestOptions })]).default('in-process'),
   config: z.unknown().optional(),
   cohort: z.string().min(1).optional(),
+  closeTimeout: durationOption.default(5_000),
+  handleSignals: z.boolean().default(false),
   warn: warnOption.optional(),
 });
 
@@ -87,6 +90,16 @@ export interface InstrumentOptions {
    * each call is recorded when its headers arrive (no tokens, no time to first token, no total duration).
    */
   observeBodies?: false | { maxJsonBytes?: number; maxWait?: number | string };
+  /**
+   * The longest flush() and close() (and the flushes at the process's end) wait for a log file or an
+   * exporter before giving up on what is left, counted as dropped; default 5 s.
+   */
+  closeTimeout?: number | string;
+  /**
+   * Also flush on SIGTERM and SIGINT, then raise the signal again so the process ends as it would have
+   * (unless the application listens for it itself). Off by default: the signals are the application's.
+   */
+  handleSignals?: boolean;
   /** Where warnings go; default process.emitWarning (code ZERO_PLANE_CLIENT). */
   warn?: (message: string) => void;
 }
@@ -96,8 +109,13 @@ export interface InstrumentedFetch extends Fetch, MetricsSource {
   signals(): WindowSignals | undefined;
   /** Resolves once every line recorded so far is written or sent (or given up on and counted). */
   flush(): Promise<void>;
-  /** Flushes and stops timers; call it on shutdown so the last batch is not lost. */
+  /**
+   * Flushes (at most closeTimeout) and stops timers. The end of the process flushes too (beforeExit, and
+   * SIGTERM/SIGINT with handleSignals), so it is needed only to flush earlier.
+   */
   close(): Promise<void>;
+  /** What became of the calls recorded so far: delivered, dropped (not delivered: counted, never silent), rejected, pending. */
+  records(): { delivered: number; dropped: number; rejected: number; pending: number };
 }
 
 export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): InstrumentedFetch {
@@ -110,7 +128,9 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
   const metrics = new ClientMetrics(o.optIn, destination);
   const guard = new OptInGuard(config.headers.optIn, o.optIn);
   const recorder = new CallRecorder(config.headers);
-  const sink = createSink(o.to, config, fetch, metrics, once);
+  const sink = createSink(o.to, config, fetch, metrics, once, o.closeTimeout);
+  // The process's end flushes what is buffered, so a script that makes its last call and returns loses nothing.
+  const detach = destination === 'in-process' ? () => undefined : drainAtExit(sink, o.handleSignals);
   const cohort = o.cohort;
   const genAi = new GenAiMetrics({ provider: o.genAi.provider, labelValueLimit: config.metrics.labelValueLimit, labelValueMaxBytes: config.metrics.labelValueMaxBytes });
   const operations = new Map(Object.entries(o.genAi.operations));
@@ -231,11 +251,18 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
     beforeScrape: (): void => sink.beforeScrape?.(),
     signals: (): WindowSignals | undefined => (sink instanceof InProcessSignals ? sink.signals() : undefined),
     flush: (): Promise<void> => sink.flush(),
-    close: (): Promise<void> => {
+    close: async (): Promise<void> => {
       // Bodies still open are recorded with what is known, so their lines make the last batch.
       observers?.settle();
-      return sink.close();
+      await sink.close();
+      detach();
     },
+    records: () => ({
+      delivered: metrics.records.get([destination, 'delivered']),
+      dropped: metrics.records.get([destination, 'dropped']),
+      rejected: metrics.records.get([destination, 'rejected']),
+      pending: metrics.pending.get([destination]),
+    }),
   });
   return instrumented;
 }
@@ -253,10 +280,11 @@ function createSink(
   fetch: Fetch,
   metrics: ClientMetrics,
   warn: (key: string, message: string) => void,
+  closeTimeoutMs: number,
 ): RecordSink {
   // The lines are always in the default format, whatever input preset the config names for its files.
   if (to === 'in-process') return new InProcessSignals({ ...config, input: inputSchema.parse({}) }, metrics);
-  if ('logFile' in to) return new LogFileSink({ path: to.logFile, maxPendingRecords: to.maxPendingRecords }, metrics, warn);
+  if ('logFile' in to) return new LogFileSink({ path: to.logFile, maxPendingRecords: to.maxPendingRecords, closeTimeoutMs }, metrics, warn);
   const i = to.ingest;
   return new IngestSink(
     {
@@ -268,6 +296,7 @@ function createSink(
       maxPendingRecords: i.maxPendingRecords,
       maxAttempts: i.maxAttempts,
       timeoutMs: i.timeout,
+      closeTimeoutMs,
     },
     fetch,
     metrics,

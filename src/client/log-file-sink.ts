@@ -1,7 +1,10 @@
 // Appends each call's line to a gateway-format log file that `serve` follows. Lines queue while one write
 // is in flight and go out together in the next (one append per batch, opened by path each time, so a
-// logrotate rename or delete is followed at the next write, as `serve` follows it on its side).
-import { appendFile } from 'node:fs/promises';
+// logrotate rename or delete is followed at the next write, as `serve` follows it on its side). The file
+// is opened non-blocking: a FIFO with no reader fails at once (ENXIO) instead of holding a libuv thread,
+// which would also keep process.exit() from returning. flush() and close() wait at most closeTimeout.
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { RecordSink } from './record-sink.js';
@@ -10,11 +13,38 @@ export interface LogFileOptions {
   path: string;
   /** Lines held while the file cannot be written fast enough; past it new lines are dropped (counted). */
   maxPendingRecords: number;
+  /** How long flush() and close() wait before giving up on what is left (counted as dropped). */
+  closeTimeoutMs: number;
+}
+
+// O_NONBLOCK is 0 where the platform has none (Windows): there a FIFO path is not a thing to block on.
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NONBLOCK ?? 0);
+/** A full pipe (EAGAIN) is retried this many times, 20 ms apart, before the rest of the batch is dropped. */
+const FULL_PIPE_RETRIES = 25;
+
+async function appendNonBlocking(path: string, text: string): Promise<void> {
+  const handle = await open(path, APPEND_FLAGS, 0o666);
+  try {
+    let rest = Buffer.from(text, 'utf8');
+    for (let tries = 0; rest.length > 0; ) {
+      try {
+        const { bytesWritten } = await handle.write(rest);
+        rest = rest.subarray(bytesWritten);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || ++tries > FULL_PIPE_RETRIES) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 20).unref());
+      }
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 export class LogFileSink implements RecordSink {
   private queue: string[] = [];
   private writing: Promise<void> | undefined;
+  /** The batch being written until it is counted, so a give-up and a late write never both count it. */
+  private inFlight: { batch: string[]; counted: boolean } | undefined;
 
   constructor(
     private readonly opts: LogFileOptions,
@@ -30,31 +60,67 @@ export class LogFileSink implements RecordSink {
     }
     this.queue.push(line);
     this.metrics.pending.set(['log-file'], this.queue.length);
-    this.writing ??= this.drain();
+    if (this.writing === undefined) {
+      const writing: Promise<void> = this.drainQueue().finally(() => {
+        if (this.writing === writing) this.writing = undefined;
+      });
+      this.writing = writing;
+    }
   }
 
-  private async drain(): Promise<void> {
+  private async drainQueue(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue;
+      const flight = { batch: this.queue, counted: false };
       this.queue = [];
+      this.inFlight = flight;
       try {
-        await appendFile(this.opts.path, `${batch.join('\n')}\n`);
-        this.metrics.records.inc(['log-file', 'delivered'], batch.length);
+        await appendNonBlocking(this.opts.path, `${flight.batch.join('\n')}\n`);
+        if (!flight.counted) this.metrics.records.inc(['log-file', 'delivered'], flight.batch.length);
       } catch (err) {
-        this.metrics.records.inc(['log-file', 'dropped'], batch.length);
-        this.warn('write', `zero-plane client: cannot append to ${this.opts.path} (${(err as Error).message}); records are dropped and counted while it fails`);
+        if (!flight.counted) this.metrics.records.inc(['log-file', 'dropped'], flight.batch.length);
+        const fifo = (err as NodeJS.ErrnoException).code === 'ENXIO' ? ' (a FIFO with no reader)' : '';
+        this.warn('write', `zero-plane client: cannot append to ${this.opts.path}${fifo} (${(err as Error).message}); records are dropped and counted while it fails`);
       }
+      flight.counted = true;
+      if (this.inFlight === flight) this.inFlight = undefined;
       this.metrics.pending.set(['log-file'], this.queue.length);
     }
-    this.writing = undefined;
   }
 
   families(): readonly Family[] {
     return [];
   }
 
+  pending(): boolean {
+    return this.queue.length > 0 || this.writing !== undefined;
+  }
+
+  /** Waits for the writes, at most closeTimeout; then what is left is dropped and counted. */
   async flush(): Promise<void> {
-    while (this.writing !== undefined) await this.writing;
+    if (this.writing === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.opts.closeTimeoutMs)));
+    try {
+      while (this.writing !== undefined) {
+        if ((await Promise.race([this.writing.then(() => 'written' as const), deadline])) === 'late') return this.giveUpNow();
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private giveUpNow(): void {
+    const flight = this.inFlight;
+    const lost = this.queue.length + (flight !== undefined && !flight.counted ? flight.batch.length : 0);
+    if (flight !== undefined) flight.counted = true;
+    this.queue = [];
+    this.metrics.records.inc(['log-file', 'dropped'], lost);
+    this.metrics.pending.set(['log-file'], 0);
+    this.warn('gave-up', `zero-plane client: ${this.opts.path} took more than closeTimeout (${this.opts.closeTimeoutMs} ms) to write; ${lost} records dropped and counted`);
+  }
+
+  drain(): Promise<void> {
+    return this.flush();
   }
 
   close(): Promise<void> {

@@ -8,9 +8,13 @@ export interface RecordSink {
   /** Families the destination shows itself (the in-process pipeline's), beside the client's own. */
   families(): readonly Family[];
   beforeScrape?(): void;
-  /** Resolves once everything written so far is delivered, or given up on. */
+  /** Whether records are waiting to be delivered (the exit drains skip a sink with none). */
+  pending(): boolean;
+  /** Resolves once everything written so far is delivered, or given up on (counted) after closeTimeout. */
   flush(): Promise<void>;
-  /** Flushes, then stops timers. */
+  /** flush() for the process's end (exit-hooks.ts); never rejects. */
+  drain(): Promise<void>;
+  /** Flushes, then stops timers; bounded like flush(). */
   close(): Promise<void>;
 }
 
