@@ -29,7 +29,7 @@ function extends_(name: string, prefix: string): boolean {
  * A name a rotated copy or generation of `base` may have: `base` with a suffix (`app.log.1`,
  * `app.log-20240101`, `app.log.1.gz`), or the stem with a suffix (`dateext` with `extension .log` gives
  * `app-20240101.log`, numbered with `extension` gives `app.1.log`). A wide net: a copy is recognised by
- * its content, a generation by its place in a rotation scheme next to a file already known (rotation-recovery.ts).
+ * its content, a generation by its place in a rotation scheme next to a file already known (rotation-evidence.ts).
  */
 export function isCopyName(name: string, base: string): boolean {
   if (name === base) return false;

@@ -1,149 +1,278 @@
-// Telling apart what a rotation leaves beside a followed file: copies of content already read, and generations never read.
-import { FINGERPRINT_BYTES, looksBinary, sameStart, type KnownFiles } from './file-identity.js';
-import type { Followed } from './followed-file.js';
-import { numberedIndex, numberedName, sameScheme, type Family, type Sibling } from './rotation-family.js';
+// Finding where a rotated file went and reading what it still holds. A followed file no longer at its
+// path (renamed, deleted, replaced behind a symlink) is drained to its end before it is let go of; a file
+// truncated in place (copytruncate) has its unread bytes read from the copy beside it; generations that
+// were at the path only between two polls (several rotations per poll) are found among its siblings by
+// the evidence of rotation-evidence.ts and read first, oldest first.
+import { errorMessage, fsErrorReason } from './fs-error-reason.js';
+import { identity, keep } from './file-identity.js';
+import { accept, newFollowed, type Followed, type Probe } from './followed-file.js';
+import type { DrainResult, FollowerContext, PathState } from './follower-context.js';
+import type { TruncationHandler } from './file-reader.js';
+import { findFile } from './follower-resume.js';
+import type { LineSplitter } from './line-splitter.js';
+import type { RotationKind } from './line-sink.js';
+import type { Visible } from './pattern-scan.js';
+import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
+import { familyOf, openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
-/**
- * A generation rotated away unseen was written after the last poll that saw the path; its mtime is
- * compared with that poll's time less this slack (filesystem timestamps come from a coarse clock).
- */
-const MTIME_SLACK_MS = 1000;
+export class RotationRecovery implements TruncationHandler {
+  constructor(
+    private readonly ctx: FollowerContext,
+    /** Reads a followed file (the reader's read): recovery reads the files it finds the same way. */
+    private readonly read: (f: Followed) => Promise<DrainResult>,
+  ) {}
 
-/** Where generations rotated away unseen are looked for, on behalf of which path and source. */
-export interface GenerationScan {
-  family: Family;
-  source: string;
-  path: string;
-  /** When the path last named a file already read: a generation was written after this. */
-  sinceMs: number;
-  /** Starts of content read or about to be read: siblings starting the same way are copies of it. */
-  heads: Buffer[];
-  /** The file the path named before the rotation, as a sibling now: by its identity, or a copy of its content. */
-  anchor: (s: Sibling) => boolean;
-}
-
-/** A sibling starting like the content `head` begins: a copy of it (only its head is compared). */
-export function isCopyOf(s: Sibling, head: Buffer): boolean {
-  return head.length > 0 && s.size > 0 && sameStart(s.head, head);
-}
-
-/** Of the copies of a truncated file's old content, the longest holding bytes past `offset` (not read yet). */
-export function gapSource(copies: Sibling[], offset: number): Sibling | undefined {
-  return copies.reduce<Sibling | undefined>((best, s) => (s.size > offset && (best === undefined || s.size > best.size) ? s : best), undefined);
-}
-
-/**
- * Where to start reading a file not followed yet (and not at startup): where it was let go of, if it was
- * read before (a symlink switched back, a file renamed out of the glob and back); at its end if it is a
- * copy of a followed file (copytruncate's, in a glob's reach); else at its start.
- */
-export function startOffset(
-  file: { key: string; head: Buffer; size: number },
-  checkCopies: boolean,
-  known: KnownFiles,
-  followed: Iterable<Followed>,
-): number {
-  const { key, head, size } = file;
-  const offset = known.offsetOf(key, head, size);
-  known.forget(key);
-  if (offset !== undefined) return offset;
-  return checkCopies && isCopyOfFollowed(head, size, followed) ? size : 0;
-}
-
-/**
- * A new file that starts like a followed file still at its path and is at least as long as that file
- * was when this poll began: a copy of content already read or being read (copytruncate's copy, in a
- * glob's reach), with no new lines. A followed file shorter than the fingerprint is weaker evidence:
- * the copy must then also be no longer than that file is.
- */
-function isCopyOfFollowed(head: Buffer, size: number, followed: Iterable<Followed>): boolean {
-  if (size === 0) return false;
-  for (const f of followed) {
-    if (f.end !== undefined || f.head.length === 0 || size < f.floor || !sameStart(head, f.head)) continue;
-    if (f.head.length >= FINGERPRINT_BYTES || size <= f.seenSize) return true;
+  /**
+   * A followed file no longer visible under its path: renamed away (rotation), deleted, replaced behind
+   * a symlink, or an orphan read for recovery. It is drained, since a writer may still append until it
+   * reopens, and closed once its path names another file (or it is deleted) and a poll found nothing new.
+   * A file closed for the cap is first found again by identity; one found nowhere in two polls is let go
+   * of (deleted while closed: what it got after the last poll that read it is lost).
+   */
+  async drainDetached(f: Followed): Promise<void> {
+    const ctx = this.ctx;
+    if (f.fh === undefined) {
+      const reopened = await this.reopenMoved(f);
+      if (reopened === 'deferred') return;
+      if (reopened === 'gone') {
+        f.idlePolls++;
+        if (f.idlePolls >= 2) {
+          f.end = 'deleted';
+          await ctx.retire(f);
+        }
+        return;
+      }
+      f.idlePolls = 0;
+    }
+    // The end is looked for before draining, so that a drain finding nothing new happened after the writer
+    // had already moved on to the new file: only then is the old file done with.
+    if (f.end === undefined || f.end === 'deleted') {
+      const end = await this.detachedEnd(f);
+      if (end !== undefined && end !== f.end) {
+        f.end = end;
+        f.idlePolls = 0;
+        if (end !== 'deleted') ctx.emit(() => ctx.events.rotated?.(f.source, f.path, end));
+      }
+    }
+    const result = await this.read(f);
+    if (ctx.stopped || ctx.followed.get(f.key) !== f || f.end === undefined) return;
+    f.idlePolls = result === 'eof' && f.readThisPoll === 0 ? f.idlePolls + 1 : 0;
+    // A deleted file nobody replaced yet gets one more poll: its writer may not have reopened.
+    if (f.idlePolls >= (f.end === 'deleted' ? 2 : 1)) await ctx.retire(f);
   }
-  return false;
-}
 
-/**
- * Of the siblings that are the file the path named before the rotation (by identity, or copies of its
- * content), the one a scheme can be read from: the deepest numbered one (`app.log.3` after three rotations
- * in one poll), else the first by name.
- */
-function anchorOf(siblings: Sibling[], base: string): Sibling | undefined {
-  let best: Sibling | undefined;
-  let bestIndex = 0;
-  for (const s of siblings) {
-    const k = numberedIndex(s.name, base) ?? 0;
-    if (best === undefined || k > bestIndex) {
-      best = s;
-      bestIndex = k;
+  /** Whether a detached file is done with, and how: its path now names another file, or it was deleted. */
+  private async detachedEnd(f: Followed): Promise<RotationKind | 'deleted' | undefined> {
+    try {
+      const st = await this.ctx.fs.stat(f.path).catch(() => undefined);
+      const fh = f.fh;
+      const deleted = fh === undefined ? false : (await fh.stat()).nlink === 0;
+      if (st && identity(st) !== f.key) {
+        if ((await this.ctx.fs.lstat(f.path).catch(() => undefined))?.isSymbolicLink()) return 'symlink';
+        return deleted ? 'recreate' : 'rename';
+      }
+      return deleted ? 'deleted' : undefined;
+    } catch (err) {
+      this.ctx.problem(`read:${f.path}`, f.source, fsErrorReason(err), `${f.path}: ${errorMessage(err)}`);
+      return undefined;
     }
   }
-  return best;
-}
 
-/** What rotation recovery found beside a path: generations to read (oldest first), and generations known lost. */
-export interface Generations {
-  todo: Array<{ s: Sibling; from: number }>;
-  /** Generations a numbered scheme says were there and that are gone or compressed: their lines are lost. */
-  lost: number;
+  /** A closed file no longer at its path, found again by identity (renamed by a rotation) and opened. */
+  private async reopenMoved(f: Followed): Promise<'ok' | 'deferred' | 'gone'> {
+    const ctx = this.ctx;
+    if (!(await ctx.makeRoom())) return 'deferred';
+    const found = await findFile({ path: f.path, key: f.key, head: f.head, family: f.family, state: f.end === 'orphan' ? 'orphan' : 'detached' }, ctx.scratch, ctx.index, ctx.fs);
+    if (found === 'unopenable') return 'deferred';
+    if (found === undefined) return 'gone';
+    f.fh = found.fh;
+    ctx.openFiles.touch(f);
+    return 'ok';
+  }
+
+  /** Follows a file seen at `v.path` (`key`) and rotated to a sibling before it was opened, as one renamed away. */
+  async followMoved(key: string, v: Visible, now: number): Promise<void> {
+    const ctx = this.ctx;
+    const family = await familyOf(v.path, ctx.fs);
+    if (!family) return;
+    const siblings = await probeSiblings(family, '', ctx.scratch, ctx.headOfFollowed, ctx.fs);
+    const s = siblings.find((c) => c.key === key);
+    if (s === undefined || ctx.stopped || ctx.followed.has(key) || !(await ctx.makeRoom())) return;
+    const opened = await openSibling(s, family, ctx.scratch, ctx.fs);
+    if (opened === undefined) return;
+    if (ctx.stopped || ctx.followed.has(key)) {
+      await opened.fh.close().catch(() => undefined);
+      return;
+    }
+    const f = newFollowed({
+      key,
+      path: v.path,
+      source: v.source,
+      fh: opened.fh,
+      family,
+      offset: startOffset({ key, head: s.head, size: s.size }, true, ctx.known, ctx.followed.values()),
+      head: s.head,
+      size: s.size,
+      checkedAtMs: now,
+      capCheck: ctx.capNewFiles && ctx.resumedSources.has(v.source),
+      splitter: ctx.newSplitter(v.source, v.path),
+    });
+    const before = ctx.atPath.get(v.path);
+    ctx.register(f);
+    ctx.openFiles.pin(f);
+    try {
+      ctx.notePath(v.path, key, now);
+      ctx.emit(() => ctx.events.opened?.(v.source, opened.path));
+      // Generations between the file the path named before and this one rotated away unseen as well.
+      if (before !== undefined && before.key !== key) await this.recoverBetween(before, f, v.source, v.path);
+      await this.read(f);
+    } finally {
+      ctx.openFiles.unpin(f);
+    }
+  }
+
+  /** The generations that were at `path` after `before` and before `f` (several rotations in one poll), read from their siblings. */
+  async recoverBetween(before: PathState, f: Followed, source: string, path: string): Promise<void> {
+    if (!f.family) return;
+    const scan: GenerationScan = {
+      family: f.family,
+      source,
+      path,
+      sinceMs: before.atMs,
+      heads: [f.head],
+      anchor: (s) => s.key === before.key,
+    };
+    const siblings = await probeSiblings(scan.family, '', this.ctx.scratch, this.ctx.headOfFollowed, this.ctx.fs);
+    await this.readGenerations(scan, 'rename', siblings);
+  }
+
+  /**
+   * The followed file was truncated or rewritten in place. What had not been read yet is recovered from
+   * a copy of the old content beside it (copytruncate), then any generation rotated away between two
+   * polls, and the file is read again from its start. Bytes known to be lost are reported as skipped.
+   */
+  async truncated(f: Followed, p: Probe): Promise<void> {
+    const ctx = this.ctx;
+    // The probe's head is a view of the scratch buffer, which the sibling probes below reuse.
+    const newHead = keep(p.head);
+    const newSize = p.size;
+    const newMtime = p.mtimeMs;
+    const knownEnd = f.seenSize;
+    const oldHead = f.head;
+    const oldSplitter = f.splitter;
+    f.splitter = ctx.newSplitter(f.source, f.path);
+    const siblings = f.family ? await probeSiblings(f.family, f.key, ctx.scratch, ctx.headOfFollowed, ctx.fs) : [];
+    // Copies of the old content (same start); the longest one holding bytes not read yet fills the gap.
+    const copies = siblings.filter((s) => isCopyOf(s, oldHead));
+    const copy = gapSource(copies, f.offset);
+    let recoveredTo = f.offset;
+    if (copy !== undefined && copy.size > f.offset && (await this.readOrphan(copy, f.family, f.source, f.path, f.offset, oldSplitter))) {
+      recoveredTo = copy.size;
+    } else {
+      ctx.flush(oldSplitter, f.source, f.path);
+    }
+    // Copies not read from hold content already delivered: a glob reaching them must not read them again.
+    for (const c of copies) if (c !== copy && !ctx.followed.has(c.key)) ctx.known.remember(c.key, c.head, c.size);
+    const kind: RotationKind = copies.length > 0 ? 'copytruncate-recovered' : 'truncate';
+    ctx.emit(() => ctx.events.rotated?.(f.source, f.path, kind));
+    if (knownEnd > recoveredTo) ctx.emit(() => ctx.events.skipped?.(f.source, knownEnd - recoveredTo, 'truncated'));
+    // A sibling starting like the new content is a copy of what is about to be read from the file itself
+    // (another copytruncate since the probe): left alone, it is the gap source if that one is truncated too.
+    // The generations since are the ones newer than the copy of the old content, in its naming scheme.
+    if (f.family) await this.readGenerations(afterTruncation(f, f.family, oldHead, newHead), kind, siblings);
+    f.offset = 0;
+    f.head = newHead;
+    // Left empty: remember what it held, for when content appears (see refilled); only a file with
+    // siblings to look at needs it.
+    f.emptiedFrom = newHead.length > 0 || f.family === undefined ? undefined : oldHead.length > 0 ? oldHead : f.emptiedFrom;
+    f.seenSize = Math.max(newSize, newHead.length);
+    f.mtimeMs = newMtime;
+    // New content: a copy of it made from now on can be of any length.
+    f.floor = 0;
+  }
+
+  /**
+   * A file a truncation left empty has content again: appended, or copied and truncated once more since
+   * the last poll, with a generation that was only ever in that copy. Nothing at the path tells the two
+   * apart (an empty file has no fingerprint); the siblings do: such a generation is newer than the copy
+   * of the content before the first truncation, and starts like neither.
+   */
+  async refilled(f: Followed, p: Probe): Promise<void> {
+    const emptied = f.emptiedFrom as Buffer;
+    f.emptiedFrom = undefined;
+    // The probe's head is a view of the scratch buffer, which the sibling probes reuse.
+    const head = keep(p.head);
+    // Set only for a file with a family (truncated).
+    const family = f.family as Family;
+    const siblings = await probeSiblings(family, f.key, this.ctx.scratch, this.ctx.headOfFollowed, this.ctx.fs);
+    await this.readGenerations(afterTruncation(f, family, emptied, head), 'copytruncate-recovered', siblings);
+    accept(f, { ...p, head });
+  }
+
+  /** Reads the generations among the siblings that rotated away unseen (see generationsToRead); counts those lost. */
+  private async readGenerations(scan: GenerationScan, kind: RotationKind, siblings: Sibling[]): Promise<void> {
+    const ctx = this.ctx;
+    const { todo, lost } = generationsToRead(scan, siblings, (key) => ctx.followed.has(key) || ctx.visible.has(key), ctx.known);
+    for (let i = 0; i < lost; i++) ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+    // Stopping does not cut this short: each generation is registered (and reads stop at once), so the
+    // final checkpoint holds them all.
+    for (const { s, from } of todo) {
+      if (ctx.followed.has(s.key)) continue;
+      ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, kind));
+      const read = await this.readOrphan(s, scan.family, scan.source, scan.path, from, ctx.newSplitter(scan.source, scan.path));
+      if (!read) ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+    }
+  }
+
+  /**
+   * Reads a sibling from `from` for a source, as a followed file of its own that is let go of once a
+   * poll finds nothing new in it. A sibling already followed (a glob matches it) is rewound. False when
+   * it could not be opened (gone since it was probed, or no descriptor to spare).
+   */
+  private async readOrphan(s: Sibling, family: Family | undefined, source: string, path: string, from: number, splitter: LineSplitter): Promise<boolean> {
+    const ctx = this.ctx;
+    const existing = ctx.followed.get(s.key);
+    if (existing !== undefined) {
+      if (from < existing.offset) {
+        ctx.flush(existing.splitter, existing.source, existing.path);
+        existing.offset = from;
+        existing.splitter = splitter;
+      } else {
+        ctx.flush(splitter, source, path);
+      }
+      await this.read(existing);
+      return true;
+    }
+    const opened = (await ctx.makeRoom()) ? await openSibling(s, family, ctx.scratch, ctx.fs) : undefined;
+    if (opened === undefined) {
+      ctx.flush(splitter, source, path);
+      return false;
+    }
+    ctx.known.forget(s.key);
+    const o = newFollowed({
+      key: s.key,
+      path: opened.path,
+      source,
+      fh: opened.fh,
+      family: undefined,
+      offset: from,
+      head: s.head,
+      size: s.size,
+      checkedAtMs: Date.now(),
+      capCheck: ctx.capNewFiles && ctx.resumedSources.has(source),
+      end: 'orphan',
+      splitter,
+    });
+    ctx.register(o);
+    await this.read(o);
+    return true;
+  }
 }
 
 /**
- * Generations that were at a path only between two polls (several rotations in one poll). They are never
- * seen at the path, so they are told apart from other files by the rotation that moved them: the file the
- * path named before (`scan.anchor`, by identity or as a copy of its content) is found among the siblings,
- * and a generation is a sibling in its naming scheme (numbered `app.log.k`, dated `app.log-DATE`) that
- * is newer than it (numbered: `app.log.1 … app.log.(k-1)` when it is now `app.log.k`, whatever the depth)
- * or was written since the path was last seen. A file named otherwise (`app.log-canary`,
- * `app.log.count`) is never one, however recently written; with no anchor (the old file was deleted,
- * compressed or moved away) no generation can be told, and none is read. Also the unread end of a
- * generation read before (known by identity: a writer that kept writing after the rotation).
- * Generations must not be copies of content read, compressed, or `taken` (followed, or matched by a
- * pattern: the normal path reads those).
+ * Where the generations of a file truncated in place are looked for: siblings newer than the copy of the
+ * content it held (`oldHead`), starting like neither that content nor the one it holds now (`newHead`).
  */
-export function generationsToRead(
-  scan: GenerationScan,
-  siblings: Sibling[],
-  taken: (key: string) => boolean,
-  known: KnownFiles,
-): Generations {
-  const base = scan.family.base;
-  const todo: Array<{ s: Sibling; from: number }> = [];
-  const isCopy = (s: Sibling) => s.size > 0 && scan.heads.some((h) => h.length > 0 && sameStart(s.head, h));
-  const rest: Sibling[] = [];
-  for (const s of siblings) {
-    if (taken(s.key) || isCopy(s)) continue;
-    const offset = known.offsetOf(s.key, s.head, s.size);
-    if (offset === undefined) rest.push(s);
-    else if (s.size > offset) todo.push({ s, from: offset });
-  }
-  const anchor = anchorOf(siblings.filter(scan.anchor), base);
-  if (anchor === undefined) return { todo, lost: 0 };
-  const top = numberedIndex(anchor.name, base);
-  const newer = (s: Sibling) => top !== undefined && (numberedIndex(s.name, base) ?? top) < top;
-  const generations = rest.filter(
-    (s) =>
-      sameScheme(s.name, anchor.name, base) &&
-      s.size > 0 &&
-      !looksBinary(s.head) &&
-      // Older than the anchor by its number, yet written since: a generation a rotation in flight hid from the
-      // last look (its content was never seen at the path, so no copy of it can be told by its content).
-      (newer(s) || s.mtimeMs >= scan.sinceMs - MTIME_SLACK_MS),
-  );
-  // Oldest first: numbered by falling number, dated by rising date.
-  const age = (s: Sibling) => (top === undefined ? 0 : -(numberedIndex(s.name, base) ?? 0));
-  generations.sort((a, b) => age(a) - age(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const s of generations) todo.push({ s, from: 0 });
-  let lost = 0;
-  if (top !== undefined) {
-    for (let k = 1; k < top; k++) {
-      // A file seen twice by a walk that a shift ran through is found under either name.
-      const name = numberedName(anchor.name, base, k);
-      const s = siblings.find((c) => c.name === name || c.alsoAt?.includes(name) === true);
-      if (s === undefined || (s.size > 0 && looksBinary(s.head))) lost++;
-    }
-  }
-  return { todo, lost };
+function afterTruncation(f: Followed, family: Family, oldHead: Buffer, newHead: Buffer): GenerationScan {
+  return { family, source: f.source, path: f.path, sinceMs: f.checkedAtMs, heads: [oldHead, newHead], anchor: (s) => isCopyOf(s, oldHead) };
 }
