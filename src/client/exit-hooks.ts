@@ -7,8 +7,8 @@
 export interface Drainable {
   /** Whether something is still to be delivered. */
   pending(): boolean;
-  /** Delivers what is pending, or gives up on it (counted) within the sink's bound. Never rejects. */
-  drain(): Promise<void>;
+  /** Delivers what is pending, or gives up on it (counted) within the sink's bound. */
+  flush(): Promise<void>;
 }
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -19,7 +19,7 @@ const atSignal = new Set<Drainable>();
 let draining: Promise<void> | undefined;
 
 function drainAll(sinks: Iterable<Drainable>): Promise<void> {
-  return Promise.all([...sinks].filter((s) => s.pending()).map((s) => s.drain().catch(() => undefined))).then(() => undefined);
+  return Promise.all([...sinks].filter((s) => s.pending()).map((s) => s.flush().catch(() => undefined))).then(() => undefined);
 }
 
 // Only when something is pending: a drain that finds nothing starts no work, so the loop ends for good.

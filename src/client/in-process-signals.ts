@@ -56,7 +56,5 @@ export class InProcessSignals implements RecordSink {
 
   async flush(): Promise<void> {}
 
-  async drain(): Promise<void> {}
-
   async close(): Promise<void> {}
 }

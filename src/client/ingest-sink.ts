@@ -8,7 +8,7 @@ import { cappedText } from './capped-body.js';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { Fetch } from './fetch-args.js';
-import type { RecordSink } from './record-sink.js';
+import { settleWithin, type RecordSink } from './record-sink.js';
 
 export const INGEST_PATH = '/api/v1/ingest';
 
@@ -205,27 +205,13 @@ export class IngestSink implements RecordSink {
     return this.queue.length > 0 || this.sending !== undefined;
   }
 
-  /**
-   * Sends what is waiting; after closeTimeout gives up on the rest (dropped, counted). Its deadline timer
-   * is not unref'd: while it waits the process stays alive (no exit mid-flush with code 13), and never longer.
-   */
+  /** Sends what is waiting; after closeTimeout gives up on the rest (dropped, counted). */
   async flush(): Promise<void> {
     if (this.queue.length > 0) this.kick();
-    if (this.sending === undefined) return;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.opts.closeTimeoutMs)));
-    try {
-      while (this.sending !== undefined) {
-        if ((await Promise.race([this.sending.then(() => 'sent' as const), deadline])) === 'late') return this.giveUpNow();
-        if (this.queue.length > 0) this.kick();
-      }
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  drain(): Promise<void> {
-    return this.flush();
+    const kickQueued = (): void => {
+      if (this.queue.length > 0) this.kick();
+    };
+    if (!(await settleWithin(this.opts.closeTimeoutMs, () => this.sending, kickQueued))) this.giveUpNow();
   }
 
   async close(): Promise<void> {

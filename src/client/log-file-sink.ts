@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
-import type { RecordSink } from './record-sink.js';
+import { settleWithin, type RecordSink } from './record-sink.js';
 
 export interface LogFileOptions {
   path: string;
@@ -97,16 +97,7 @@ export class LogFileSink implements RecordSink {
 
   /** Waits for the writes, at most closeTimeout; then what is left is dropped and counted. */
   async flush(): Promise<void> {
-    if (this.writing === undefined) return;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.opts.closeTimeoutMs)));
-    try {
-      while (this.writing !== undefined) {
-        if ((await Promise.race([this.writing.then(() => 'written' as const), deadline])) === 'late') return this.giveUpNow();
-      }
-    } finally {
-      clearTimeout(timer);
-    }
+    if (!(await settleWithin(this.opts.closeTimeoutMs, () => this.writing))) this.giveUpNow();
   }
 
   private giveUpNow(): void {
@@ -117,10 +108,6 @@ export class LogFileSink implements RecordSink {
     this.metrics.records.inc(['log-file', 'dropped'], lost);
     this.metrics.pending.set(['log-file'], 0);
     this.warn('gave-up', `zero-plane client: ${this.opts.path} took more than closeTimeout (${this.opts.closeTimeoutMs} ms) to write; ${lost} records dropped and counted`);
-  }
-
-  drain(): Promise<void> {
-    return this.flush();
   }
 
   close(): Promise<void> {

@@ -12,8 +12,6 @@ export interface RecordSink {
   pending(): boolean;
   /** Resolves once everything written so far is delivered, or given up on (counted) after closeTimeout. */
   flush(): Promise<void>;
-  /** flush() for the process's end (exit-hooks.ts); never rejects. */
-  drain(): Promise<void>;
   /** Flushes, then stops timers; bounded like flush(). */
   close(): Promise<void>;
 }
@@ -33,4 +31,23 @@ export function warnOnce(warn: (message: string) => void): (key: string, message
       // the application's own warning sink failed; nothing more to do about it here
     }
   };
+}
+
+/**
+ * Waits while `busy()` gives work in progress (calling `between` after each piece settles), at most `ms`:
+ * true when it all settled, false when the deadline came first. The deadline timer is not unref'd: while
+ * it waits the process stays alive (no exit mid-flush with code 13), and never longer.
+ */
+export async function settleWithin(ms: number, busy: () => Promise<void> | undefined, between?: () => void): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  try {
+    for (let work = busy(); work !== undefined; work = busy()) {
+      if ((await Promise.race([work.then(() => 'settled' as const), deadline])) === 'late') return false;
+      between?.();
+    }
+    return true;
+  } finally {
+    clearTimeout(timer);
+  }
 }
