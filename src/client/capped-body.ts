@@ -2,6 +2,9 @@
 // than a cap: an endpoint that streams a big or endless body must cost the caller a few KiB and a bounded
 // time, not its memory. The time bound is the request's own abort signal, which also ends the body.
 
+/** An answer the client reads (ingest: a few dozen bytes, the gate: under 100) is never read past this. */
+export const ANSWER_LIMIT_BYTES = 64 * 1024;
+
 export class BodyTooLargeError extends Error {
   constructor(readonly limitBytes: number) {
     super(`the answer is larger than ${limitBytes} bytes; not read further`);

@@ -5,15 +5,13 @@
 // failure policy says. Core calls are always allowed.
 import { z } from 'zod';
 import { CounterFamily, GaugeFamily } from '../metrics/families.js';
-import { cappedText } from './capped-body.js';
+import { ANSWER_LIMIT_BYTES, cappedText } from './capped-body.js';
 import type { Family, MetricsSource } from './exposition.js';
 import type { Fetch } from './fetch-args.js';
 import { defaultWarn, durationOption, fetchOption, parseOptions, warnOption } from './options.js';
 import { warnOnce } from './record-sink.js';
 
 export const GATE_PATH = '/api/v1/gate';
-/** A gate answer is under 100 bytes; a body past this is not read (the poll fails). */
-const GATE_ANSWER_LIMIT_BYTES = 64 * 1024;
 
 const gateOptions = z.strictObject({
   /** The exporter's base URL (http://host:9185), or the full gate URL. */
@@ -100,7 +98,7 @@ export function gateClient(options: GateClientOptions): GateClient {
     try {
       const res = await fetch(url, { headers: { accept: 'application/json', ...o.headers }, signal: AbortSignal.timeout(timeoutMs) });
       // Capped: an endpoint streaming a big body costs a poll error (the failure policy then decides), not memory.
-      const text = await cappedText(res, GATE_ANSWER_LIMIT_BYTES);
+      const text = await cappedText(res, ANSWER_LIMIT_BYTES);
       if (!res.ok) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
       const answer = gateAnswer.safeParse(JSON.parse(text));
       if (!answer.success) throw new Error(`not a gate answer: ${text.slice(0, 200)}`);

@@ -4,7 +4,7 @@
 // 401, 404, 413, 415) is dropped. flush() and close() give up after closeTimeout (a dead exporter must not
 // hold the caller's exit), and the process's end flushes too (exit-hooks.ts). Everything lost is counted,
 // and warned about once.
-import { cappedText } from './capped-body.js';
+import { ANSWER_LIMIT_BYTES, cappedText } from './capped-body.js';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { Fetch } from './fetch-args.js';
@@ -46,8 +46,6 @@ function readAnswer(text: string): IngestAnswer | undefined {
 
 const RETRY_BASE_MS = 250;
 const RETRY_MAX_MS = 10_000;
-/** An ingest answer is a few dozen bytes; more is not an exporter's answer and is not read. */
-const ANSWER_LIMIT_BYTES = 64 * 1024;
 
 export function ingestUrl(base: string): string {
   const url = new URL(base);
