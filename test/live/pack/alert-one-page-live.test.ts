@@ -144,7 +144,8 @@ describe('one incident, one page (live Prometheus and Alertmanager 0.25)', () =>
     expect(committed.pagerDuty).toEqual([]);
 
     traffic.start('drifting');
-    // Every page-worthy alert of the incident fires: the P0 first, then the canary and the latency budget.
+    // Every page-worthy alert of the incident fires. Which comes first is a race (the burn alert has no
+    // `for`, the P0 waits 2 s), on a busy machine either may open the page: the count of pages is the claim.
     await waitFor(async () => {
       const fired = await firedDuring('1m');
       return fired.has(P0) && fired.has('ZeroPlaneCanaryRollback') && fired.has('ZeroPlaneLatencyBudgetBurn') ? true : undefined;
@@ -158,15 +159,17 @@ describe('one incident, one page (live Prometheus and Alertmanager 0.25)', () =>
     // The end: the P0 resolves (10 s window + keep_firing_for 20 s) and PagerDuty is told.
     await waitFor(() => (committed.pagerDuty.some((e) => e.event_action === 'resolve') ? true : undefined), 60_000, 'the P0 to resolve on PagerDuty');
 
-    // Committed config: one page, the P0's, resolved once at the end: the dip neither resolved nor re-paged it.
-    expect(pagedFor(committed)).toEqual([P0]);
-    const p0Events = committed.pagerDuty.filter((e) => e.dedup_key === committed.pages()[0]?.dedup_key).map((e) => e.event_action);
+    // Committed config: one page for the job, carrying the P0, resolved once at the end: the dip neither
+    // resolved nor re-paged it.
+    expect(committed.pages()).toHaveLength(1);
+    const incident = committed.pagerDuty.filter((e) => e.dedup_key === committed.pages()[0]?.dedup_key);
+    expect(new Set(incident.filter((e) => e.event_action === 'trigger').flatMap(pagedAlerts))).toContain(P0);
+    const p0Events = incident.map((e) => e.event_action);
     expect(p0Events.filter((a) => a === 'resolve')).toHaveLength(1);
     expect(p0Events.at(-1)).toBe('resolve');
     // The old routing: the same incident paged for the canary and the latency budget too, each its own
     // PagerDuty incident after the P0's (and the burn alert, with no keep_firing_for, again after the dip).
     await waitFor(() => (pagedFor(control).includes('ZeroPlaneCanaryRollback') ? true : undefined), 10_000, 'the canary page on the old config');
-    expect(pagedFor(control)[0]).toBe(P0);
     expect(new Set(pagedFor(control))).toEqual(new Set([P0, 'ZeroPlaneCanaryRollback', 'ZeroPlaneLatencyBudgetBurn']));
   }, 180_000);
 });
