@@ -6,7 +6,7 @@ import { ConfigError } from '../config/config-error.js';
 import { parseDuration } from '../config/duration.js';
 import { readDefaultConfig } from '../config/default-config.js';
 import type { Config } from '../config/schema.js';
-import { parseListenAddress } from '../server/listen-address.js';
+import { parseListenAddress } from '../config/listen-address.js';
 import { createLogger, LOG_FORMATS, type LogFormat, type Logger, type LogLevel } from '../server/logger.js';
 import type { WebConfig } from '../server/web-config.js';
 import { resolveCommandLine } from './command-word.js';
@@ -114,7 +114,7 @@ export async function main(argv: string[]): Promise<number> {
           import('./write-files.js'),
           import('../pack/render-pack.js'),
           import('../dashboards/render-dashboards.js'),
-          import('../pack/mixin.js'),
+          import('../mixin/render-mixin.js'),
           import('../deploy/render-deploy.js'),
         ]);
         const outputs: [Map<string, string>, string][] = [

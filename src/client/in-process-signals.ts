@@ -4,7 +4,7 @@
 import type { Config } from '../config/schema.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { Pipeline } from '../pipeline.js';
-import { verdicts, type Verdicts } from '../server/landing/verdicts.js';
+import { verdicts, type Verdicts } from '../landing/verdicts.js';
 import { summarize, type SignalValues } from '../windows/summarize.js';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';

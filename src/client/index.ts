@@ -9,5 +9,5 @@ export { ClientOptionsError, type ConfigInput } from './options.js';
 export type { WindowSignals } from './in-process-signals.js';
 export type { Fetch } from './fetch-args.js';
 export type { SignalValues } from '../windows/summarize.js';
-export type { Verdicts, Verdict } from '../server/landing/verdicts.js';
+export type { Verdicts, Verdict } from '../landing/verdicts.js';
 export type { OptInDefect } from '../signals/opt-in.js';

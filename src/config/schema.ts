@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { matcherListProblem } from './promql-matchers.js';
 import { onCalendar } from '../record/calendar.js';
-import { PRESET_NAMES } from '../record/presets.js';
+import { headerSourceProblems, PRESET_NAMES, type RecordConfig } from '../record/presets.js';
 import { ENVELOPE_MODES } from '../source/envelope.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
 import { formatDuration, parseDuration } from './duration.js';
@@ -57,11 +57,9 @@ const headerSource = z
     omitsMissing: z.boolean().optional(),
   })
   .strict()
-  .refine((h) => (h.path === undefined && h.prefix === undefined && h.nameStyle === undefined && h.omitsMissing === undefined) || (h.path === undefined) !== (h.prefix === undefined), {
-    message: 'give exactly one of `path` (an object of headers) or `prefix` (flat fields), or {} for the preset\'s',
-  })
-  .refine((h) => h.path === undefined || (h.nameStyle === undefined && h.omitsMissing === undefined), {
-    message: '`nameStyle` and `omitsMissing` apply to flat fields (`prefix`); names in a header object match in any case',
+  // The rules live with the record's header sources (record/presets.ts), which headers-hint.ts checks its fixes by.
+  .superRefine((h, ctx) => {
+    for (const message of headerSourceProblems(h)) ctx.addIssue({ code: 'custom', message });
   });
 
 const path = z.string().min(1);
@@ -703,6 +701,11 @@ function mappedHeadersAreRead(
 }
 
 export type Config = z.output<typeof configSchema>;
+
+/** record/ declares the `input` it reads (it ranks below config/): a Config must be one, or this fails to compile. */
+export type ConfigIsRecordConfig = Config extends RecordConfig ? true : never;
+const configIsRecordConfig: ConfigIsRecordConfig = true;
+void configIsRecordConfig;
 
 /** The built-in defaults: what runs when no `--config.file` is given. */
 export function defaultConfig(): Config {

@@ -3,7 +3,7 @@
 import { stringify } from 'yaml';
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import type { Config } from '../config/schema.js';
-import { dashboardConfigMap } from '../deploy/kubernetes-metadata.js';
+import { dashboardConfigMap } from '../pack/kubernetes-metadata.js';
 import { groupingOf, type Grouping } from '../pack/grouping.js';
 import { diagnosticsDashboard, DIAGNOSTICS_UID } from './diagnostics.js';
 import { latencyDashboard, LATENCY_UID } from './latency.js';

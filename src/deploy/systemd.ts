@@ -3,7 +3,7 @@
 // user, a read-only view of the system and of the log directories only, and a state directory for its
 // checkpoint.
 import { listenAddresses, type Config } from '../config/schema.js';
-import { parseListenAddress } from '../server/listen-address.js';
+import { parseListenAddress } from '../config/listen-address.js';
 
 export const UNIT = 'zero-plane-exporter';
 

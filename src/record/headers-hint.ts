@@ -2,9 +2,8 @@
 // keeps them: the paths looked at, keys of those records that look like the headers under another name,
 // and the config that would read them. Each fix is checked before it is said: its header source passes the
 // config schema, and a reader built with it finds a header field in the records.
-import { inputSchema, type Config } from '../config/schema.js';
 import type { Candidate } from './detect-preset.js';
-import { flatHeaderField, type HeaderSource, type Mapping, type PresetName } from './presets.js';
+import { flatHeaderField, headerSourceProblems, type HeaderSource, type RecordConfig, type Mapping, type PresetName } from './presets.js';
 import { RecordParser } from './parse-record.js';
 
 export interface HeadersHint {
@@ -39,7 +38,7 @@ const ADVICE: Record<PresetName, string> = {
 };
 
 export function headersHint(
-  config: Config,
+  config: RecordConfig,
   wanted: { responseHeaderNames: readonly string[]; requestHeaderNames: readonly string[] },
   preset: PresetName,
   candidates: readonly Candidate[],
@@ -68,9 +67,9 @@ export function headersHint(
     const n = objects.filter((o) => c.parser.parseValue(o).ok && c.parser.carriesResponseHeaders(o)).length;
     if (n > 0) scored.push([`input.preset: ${c.preset}`, n + 0.5]);
   }
-  const headerSource = inputSchema.shape.responseHeaders;
   for (const source of sources.values()) {
-    if (!headerSource.safeParse(source).success) continue;
+    // Only a fix the config would take.
+    if (headerSourceProblems(source).length > 0) continue;
     const parser = new RecordParser({
       mapping: { ...current, responseHeaders: source },
       latencyList: config.input.latencyList,

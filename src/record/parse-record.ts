@@ -4,7 +4,7 @@
 import { parseApacheEscaped } from './apache-escapes.js';
 import { onCalendar } from './calendar.js';
 import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
-import { parseGoDuration } from '../config/duration.js';
+import { parseGoDuration } from './go-duration.js';
 import { copyOf, PackedBytes, RecordScanner, sameBytes, SCAN_DECLINED, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
 export const PARSE_ERROR_REASONS = [

@@ -1,6 +1,5 @@
 // Field mappings for the log formats gateways write. The README shows, per gateway, the exact log config
 // that produces these field names; `input.preset: auto` tries them all (detect-preset.ts).
-import type { Config } from '../config/schema.js';
 
 /** The log formats read without a mapping (detection never prefers one by this order: detect-preset.ts). */
 export const PRESET_NAMES = ['default', 'nginx-json', 'envoy-json', 'caddy-json', 'haproxy-json', 'kong-json', 'traefik-json', 'apache-json'] as const;
@@ -22,6 +21,19 @@ export interface HeaderSource {
    * (input.headers.response / .request): any layout, one header at a time.
    */
   fields?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * Why a header source is not one (empty when it is): exactly one of `path` or `prefix`, or nothing for the
+ * preset's; `nameStyle` and `omitsMissing` with a prefix only. config/schema.ts refuses a config by these
+ * rules, and headers-hint.ts offers only fixes that pass them.
+ */
+export function headerSourceProblems(h: HeaderSource): string[] {
+  const problems: string[] = [];
+  const empty = h.path === undefined && h.prefix === undefined && h.nameStyle === undefined && h.omitsMissing === undefined;
+  if (!empty && (h.path === undefined) === (h.prefix === undefined)) problems.push("give exactly one of `path` (an object of headers) or `prefix` (flat fields), or {} for the preset's");
+  if (h.path !== undefined && (h.nameStyle !== undefined || h.omitsMissing !== undefined)) problems.push('`nameStyle` and `omitsMissing` apply to flat fields (`prefix`); names in a header object match in any case');
+  return problems;
 }
 
 export interface Mapping {
@@ -198,10 +210,36 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * The config's `input` as record/ reads it. Declared here rather than imported, since record/ ranks below
+ * config/ (docs/architecture.md); config/schema.ts checks at compile time that its `input` is one.
+ */
+export interface InputOptions {
+  preset: 'auto' | PresetName;
+  /** Overrides of the preset's field paths. */
+  fields: Partial<Pick<Mapping, 'time' | 'latency' | 'status' | 'model' | 'route' | 'cohort'>>;
+  latencyUnit: 'preset' | Mapping['latencyUnit'];
+  latencyList: 'last' | 'sum';
+  responseHeaders: HeaderSource;
+  requestHeaders: HeaderSource;
+  /** Per-header dotted paths (input.headers.response / .request). */
+  headers: { response: Readonly<Record<string, string>>; request: Readonly<Record<string, string>> };
+  absentValues: readonly string[];
+  /** Milliseconds. */
+  maxLatency: number;
+  /** `duration` in milliseconds. */
+  headerWatch: { records: number; duration: number };
+}
+
+/** Of the whole config, what record/ is handed: a Config is one. */
+export interface RecordConfig {
+  input: InputOptions;
+}
+
 /** A preset with the config's overrides applied (`fields`, `latencyUnit`, the header sources). */
-export function mappingFor(input: Config['input'], preset: PresetName): Mapping {
+export function mappingFor(input: InputOptions, preset: PresetName): Mapping {
   const base = PRESETS[preset];
-  const given = (h: Config['input']['responseHeaders']): HeaderSource | undefined => (h.path === undefined && h.prefix === undefined ? undefined : h);
+  const given = (h: HeaderSource): HeaderSource | undefined => (h.path === undefined && h.prefix === undefined ? undefined : h);
   return {
     ...base,
     ...input.fields,

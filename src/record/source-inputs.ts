@@ -2,12 +2,11 @@
 // detected, per stream (each followed file's generation, each ingest body, stdin), from its first lines
 // (detect-preset.ts); and what a source's first lines showed (input-watch.ts), said once per source. The
 // pipeline counts the lines; this module decides how to read them and when.
-import type { Config } from '../config/schema.js';
 import { bestReader, PresetDetector, type Candidate, type DecisionBasis, type Evidence } from './detect-preset.js';
 import type { Stream } from '../source/line-sink.js';
 import { headersHint, type HeadersHint } from './headers-hint.js';
 import { InputWatch, type HeaderWatchState, type Label, type WatchOutcome } from './input-watch.js';
-import { mappingFor, PRESET_NAMES, SIGNATURE_TOKENS, type PresetName } from './presets.js';
+import { mappingFor, PRESET_NAMES, SIGNATURE_TOKENS, type RecordConfig, type PresetName } from './presets.js';
 import { RecordParser, type ParseResult } from './parse-record.js';
 import { textLogFormat, type TextLogFormat } from './text-log-format.js';
 
@@ -100,7 +99,7 @@ export interface WantedHeaders {
 }
 
 /** The record parser of one preset with the config's overrides. */
-export function candidateFor(config: Config, wanted: WantedHeaders, preset: PresetName): Candidate {
+export function candidateFor(config: RecordConfig, wanted: WantedHeaders, preset: PresetName): Candidate {
   const mapping = mappingFor(config.input, preset);
   const parser = new RecordParser({
     mapping,
@@ -114,12 +113,12 @@ export function candidateFor(config: Config, wanted: WantedHeaders, preset: Pres
 }
 
 /** A reader for every preset, in detection order: what input.preset: auto chooses from. */
-export function presetCandidates(config: Config, wanted: WantedHeaders): Candidate[] {
+export function presetCandidates(config: RecordConfig, wanted: WantedHeaders): Candidate[] {
   return PRESET_NAMES.map((p) => candidateFor(config, wanted, p));
 }
 
 export interface SourceInputsOptions<S extends SourceInput> {
-  config: Config;
+  config: RecordConfig;
   wanted: WantedHeaders;
   clock: () => number;
   events?: InputEvents | undefined;

@@ -1,5 +1,5 @@
 // The endpoints Prometheus users expect from an exporter: /metrics, /-/healthy, /-/ready and a landing page
-// (src/server/landing/: the four signals live), over HTTP or, with --web.config.file, HTTPS (and HTTP/2),
+// (src/landing/: the four signals live), over HTTP or, with --web.config.file, HTTPS (and HTTP/2),
 // on each --web.listen-address or on the sockets systemd passed.
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createSecureServer as createHttp2SecureServer } from 'node:http2';

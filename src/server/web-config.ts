@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion } from 'node:tls';
 import { z } from 'zod';
-import { parseGoDuration } from '../config/duration.js';
+import { parseGoDuration } from '../record/go-duration.js';
 import { ConfigError, parseYamlWith, readConfigText } from '../config/load.js';
 import { cappedArray, withinCap } from '../config/list-caps.js';
 import { readRegularFile, RegularFileError } from '../config/regular-file.js';

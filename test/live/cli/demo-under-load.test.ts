@@ -4,7 +4,7 @@
 // the page's API; the injection reaches the simulator, and no traffic process outlives the demo.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SignalsResponse } from '../../../src/server/landing/landing-router.js';
+import type { SignalsResponse } from '../../../src/landing/landing-router.js';
 import { startCommand, waitFor, type ServeProcess } from '../../helpers/cli-process.js';
 
 const hogs: ChildProcess[] = [];

@@ -11,7 +11,7 @@ import { parse } from 'yaml';
 import { parseConfig } from '../../../src/config/load.js';
 import { defaultConfig, type Config } from '../../../src/config/schema.js';
 import { DASHBOARD_UIDS, renderDashboards } from '../../../src/dashboards/render-dashboards.js';
-import { renderMixin } from '../../../src/pack/mixin.js';
+import { renderMixin } from '../../../src/mixin/render-mixin.js';
 import { ruleGroups } from '../../../src/pack/rules.js';
 import { requireBinary } from '../../helpers/binaries.js';
 import { lintDashboard, type LintDashboard } from '../../helpers/dashboard-lint.js';

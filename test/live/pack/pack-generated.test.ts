@@ -12,7 +12,7 @@ import { defaultConfig } from '../../../src/config/schema.js';
 import { alertSpecs } from '../../../src/pack/alert-specs.js';
 import { groupingOf } from '../../../src/pack/grouping.js';
 import { ALERT_NAMES, MORE_ALERT_NAMES, ruleGroups } from '../../../src/pack/rules.js';
-import { renderMixin } from '../../../src/pack/mixin.js';
+import { renderMixin } from '../../../src/mixin/render-mixin.js';
 import { renderPack } from '../../../src/pack/render-pack.js';
 import { renderDashboards } from '../../../src/dashboards/render-dashboards.js';
 import { renderDeploy } from '../../../src/deploy/render-deploy.js';

@@ -10,10 +10,10 @@ import { renderDashboards } from '../../../src/dashboards/render-dashboards.js';
 import { renderPack } from '../../../src/pack/render-pack.js';
 import { Pipeline } from '../../../src/pipeline.js';
 import { boundAddress, createApp, listen } from '../../../src/server/http-server.js';
-import { renderLandingPage } from '../../../src/server/landing/landing-page.js';
-import { landingRouter, type SignalsResponse } from '../../../src/server/landing/landing-router.js';
-import { SignalHistory } from '../../../src/server/landing/signal-history.js';
-import { landingThresholds, verdicts } from '../../../src/server/landing/verdicts.js';
+import { renderLandingPage } from '../../../src/landing/landing-page.js';
+import { landingRouter, type SignalsResponse } from '../../../src/landing/landing-router.js';
+import { SignalHistory } from '../../../src/landing/signal-history.js';
+import { landingThresholds, verdicts } from '../../../src/landing/verdicts.js';
 import { FaultController } from '../../../src/simulate/faults.js';
 import { summarize, type SignalValues } from '../../../src/windows/summarize.js';
 

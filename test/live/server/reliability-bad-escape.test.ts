@@ -11,8 +11,8 @@ import { defaultConfig } from '../../../src/config/schema.js';
 import { LoadSheddingGate } from '../../../src/gate/load-shedding-gate.js';
 import { buildRegistry } from '../../../src/metrics/registry.js';
 import { createApp } from '../../../src/server/http-server.js';
-import { landingRouter } from '../../../src/server/landing/landing-router.js';
-import { SignalHistory } from '../../../src/server/landing/signal-history.js';
+import { landingRouter } from '../../../src/landing/landing-router.js';
+import { SignalHistory } from '../../../src/landing/signal-history.js';
 import { createLogger } from '../../../src/server/logger.js';
 import { startServe, type ServeProcess } from '../../helpers/cli-process.js';
 

@@ -5,8 +5,8 @@
 // config's that generated these files.
 import type { Config } from '../config/schema.js';
 import { dashboards } from '../dashboards/render-dashboards.js';
-import { templateGrouping, TOKEN } from './grouping.js';
-import { ruleGroups } from './rules.js';
+import { templateGrouping, TOKEN } from '../pack/grouping.js';
+import { ruleGroups } from '../pack/rules.js';
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 

@@ -1,9 +1,9 @@
 // The labels and annotations the Kubernetes objects carry, from `deploy.kubernetes`: what
 // kube-prometheus-stack selects on (`release: <helm release>` for its Prometheus, `grafana_dashboard: "1"`
 // and the folder annotation for its Grafana sidecar). One place, so alerts/kubernetes/, dashboards/kubernetes/
-// and deploy/kubernetes/ label the same objects the same way.
+// and deploy/kubernetes/ label the same objects the same way; in pack/, the lowest of the three rooms that use it.
 import type { Config } from '../config/schema.js';
-import { ruleGroups } from '../pack/rules.js';
+import { ruleGroups } from './rules.js';
 
 export type Labels = Record<string, string>;
 

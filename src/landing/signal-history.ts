@@ -1,6 +1,6 @@
 // The last minutes of the four signals, sampled every few seconds, for the landing page's charts. Each
 // sample is the sliding window as it stood at that moment (the same numbers /metrics would have shown).
-import type { SignalValues } from '../../windows/summarize.js';
+import type { SignalValues } from '../windows/summarize.js';
 
 export interface SignalSample {
   /** Milliseconds since the epoch. */

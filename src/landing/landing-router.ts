@@ -5,10 +5,10 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Config } from '../../config/schema.js';
-import type { GateState, LoadSheddingGate } from '../../gate/load-shedding-gate.js';
-import { FaultValidationError, type FaultController, type Faults } from '../../simulate/faults.js';
-import type { SignalValues } from '../../windows/summarize.js';
+import type { Config } from '../config/schema.js';
+import type { GateState, LoadSheddingGate } from '../gate/load-shedding-gate.js';
+import { FaultValidationError, type FaultController, type Faults } from '../simulate/faults.js';
+import type { SignalValues } from '../windows/summarize.js';
 import { ASSET_PATHS, DEMO_FAULTS_PATH, renderLandingPage, SIGNALS_PATH, escapeHtml } from './landing-page.js';
 import type { SignalHistory, SignalSample } from './signal-history.js';
 import { landingThresholds, verdicts, type LandingThresholds, type Verdicts } from './verdicts.js';
@@ -45,7 +45,7 @@ export interface SignalsResponse {
 }
 
 /** Top-level static/ (beside src/ and dist/): the page's own script and styles. */
-const STATIC_DIR = fileURLToPath(new URL('../../../static/', import.meta.url));
+const STATIC_DIR = fileURLToPath(new URL('../../static/', import.meta.url));
 const UPLOT_DIST = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
 
 const ASSET_FILES: Record<string, string> = {
@@ -195,7 +195,7 @@ interface RenderedFiles {
 function lazyFiles(config: Config): () => Promise<RenderedFiles> {
   let rendered: Promise<RenderedFiles> | undefined;
   return () =>
-    (rendered ??= Promise.all([import('../../pack/render-pack.js'), import('../../dashboards/render-dashboards.js')])
+    (rendered ??= Promise.all([import('../pack/render-pack.js'), import('../dashboards/render-dashboards.js')])
       .then(([pack, dashboards]) => ({ pack: pack.renderPack(config), dashboards: dashboards.renderDashboards(config) }))
       .catch((err: unknown) => {
         rendered = undefined;

@@ -1,8 +1,8 @@
 // Healthy or not, per signal, by the config's thresholds (SPEC §4), with the same rules as `report`:
 // no data is its own verdict, never "healthy".
-import type { Config } from '../../config/schema.js';
-import { thresholds, type Thresholds } from '../../metrics/buckets.js';
-import type { SignalValues } from '../../windows/summarize.js';
+import type { Config } from '../config/schema.js';
+import { thresholds, type Thresholds } from '../metrics/buckets.js';
+import type { SignalValues } from '../windows/summarize.js';
 
 export type Verdict = 'healthy' | 'unhealthy' | 'nodata';
 

@@ -1,4 +1,5 @@
-// Prometheus-style listen addresses, in their own module so the CLI can check one without loading express.
+// Prometheus-style listen addresses (--web.listen-address), in their own module so the CLI and the systemd unit
+// generator check one without loading express. In config/: a value of a flag every room above may read.
 
 /** Parses a Prometheus-style listen address (":9185", "127.0.0.1:0", "[::1]:9185"). */
 export function parseListenAddress(address: string): { host: string | undefined; port: number } | undefined {
