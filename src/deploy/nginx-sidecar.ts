@@ -1,4 +1,4 @@
-// The gateway half of the Kubernetes sidecar example: nginx writing the README's `zero_plane` JSON
+// The gateway half of the Kubernetes sidecar example: nginx writing docs/gateways.md's `zero_plane` JSON
 // access log into the volume the exporter reads, and the rotation that keeps that volume bounded. Every
 // path is a volume of the Pod (the root filesystem is read-only), so the same files run unchanged on a
 // plain host with those paths mapped (test/live/deploy/deploy-sidecar-live.test.ts does that).
@@ -21,15 +21,24 @@ export const SIDECAR_PATHS = {
 export const SIDECAR_LOG = `${SIDECAR_PATHS.logDir}/llm.jsonl`;
 export const GATEWAY_PORT = 8080;
 
-/** The README's nginx log_format (preset nginx-json): every variable quoted, so escape=json stays valid JSON. */
+/**
+ * The nginx log_format of docs/gateways.md ("nginx (nginx-json)"), the one definition the Pod's nginx.conf uses:
+ * test/unit/deploy/nginx-format-shared.test.ts fails when the two differ by a byte. Every variable is quoted, so
+ * escape=json stays valid JSON; $upstream_response_time is the latency (the upstream's time, without the client's
+ * upload or a slow reader), $request_time when nginx answered itself.
+ */
 export const NGINX_LOG_FORMAT = `log_format zero_plane escape=json
-    '{"time_iso8601":"$time_iso8601","request_time":"$request_time","status":"$status",'
-    '"uri":"$uri","http_x_model":"$http_x_model","http_x_cohort":"$http_x_cohort",'
-    '"upstream_http_x_anthropic_layer_id":"$upstream_http_x_anthropic_layer_id",'
-    '"upstream_http_x_anthropic_delay_profile":"$upstream_http_x_anthropic_delay_profile",'
-    '"upstream_http_x_anthropic_cached":"$upstream_http_x_anthropic_cached",'
-    '"upstream_http_x_anthropic_downgrade_reason":"$upstream_http_x_anthropic_downgrade_reason",'
-    '"http_x_anthropic_experimental":"$http_x_anthropic_experimental"}';`;
+  '{"time_iso8601":"$time_iso8601","request_time":"$request_time",'
+  '"upstream_response_time":"$upstream_response_time","status":"$status",'
+  '"uri":"$uri","http_x_model":"$http_x_model","http_x_cohort":"$http_x_cohort",'
+  '"upstream_http_x_anthropic_layer_id":"$upstream_http_x_anthropic_layer_id",'
+  '"upstream_http_x_anthropic_delay_profile":"$upstream_http_x_anthropic_delay_profile",'
+  '"upstream_http_x_anthropic_cached":"$upstream_http_x_anthropic_cached",'
+  '"upstream_http_x_anthropic_downgrade_reason":"$upstream_http_x_anthropic_downgrade_reason",'
+  '"http_x_anthropic_experimental":"$http_x_anthropic_experimental"}';`;
+
+/** `text` with every line indented by `by` (the http block's level in nginx.conf). */
+const indent = (text: string, by: string) => text.split('\n').map((line) => by + line).join('\n');
 
 export function nginxConf(config: Config): string {
   const run = SIDECAR_PATHS.nginxRun;
@@ -52,7 +61,7 @@ http {
   scgi_temp_path ${run}/scgi;
   default_type application/octet-stream;
 
-  ${NGINX_LOG_FORMAT}
+${indent(NGINX_LOG_FORMAT, '  ')}
   access_log ${SIDECAR_LOG} zero_plane;
 
   server {

@@ -3,7 +3,7 @@
 // directory of a temp dir (the emptyDir the containers share), an upstream that answers like a Zero-Plane
 // deployment. A known mix of requests through nginx, with rotations in between, gives exact counts.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,5 +150,10 @@ describe('the sidecar Pod, run on 127.0.0.1 with a temp dir as its emptyDir', ()
     const rotations = [...after.matchAll(/^zero_plane_exporter_file_rotations_total\{[^}]*\} (\d+)$/gm)].reduce((s, m) => s + Number(m[1]), 0);
     expect(rotations).toBeGreaterThanOrEqual(1);
     expect((await fetch(`${exporter.url}/-/ready`)).status).toBe(200);
+    // nginx wrote docs/gateways.md's format: the upstream's own time is there, a number, for every proxied line.
+    const logDir = mounts.get('/var/log/zero-plane') as string;
+    const logged = ['llm.jsonl.1', 'llm.jsonl'].flatMap((f) => (existsSync(join(logDir, f)) ? readFileSync(join(logDir, f), 'utf8').split('\n').filter(Boolean) : []));
+    expect(logged.length).toBeGreaterThan(0);
+    for (const text of logged) expect((JSON.parse(text) as Record<string, string>).upstream_response_time, text).toMatch(/^\d+\.\d{3}$/);
   });
 });
