@@ -578,6 +578,8 @@ const quantity = z.string().regex(/^(\d+(\.\d+)?|\.\d+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$
 const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, 'a Kubernetes label key (prefix/name)');
 const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, 'a Kubernetes label value (63 characters: letters, digits, "-", "_", ".")').max(63);
 const resources = z.object({ cpu: quantity, memory: quantity }).strict();
+/** A non-root uid/gid for a container (0 is root; 65535 and up collide with user namespaces' ranges on some nodes). */
+const podUser = z.number().int().min(1).max(65534);
 
 /** `generate` writes deploy/kubernetes/ from these (the sidecar example, monitors, rules, dashboards). */
 export const kubernetesSchema = z
@@ -603,11 +605,62 @@ export const kubernetesSchema = z
     /** Extra labels on every object. */
     labels: z.record(labelKey, labelValue).refine(...withinCap('deploy.kubernetes.labels')).default({}),
     scrapeInterval: duration.default(15_000),
-    /** The exporter container, sized from bench/RESULTS.md (serve: ~106–109 MiB RSS; 0.10 cores at 25k lines/s, 0.69 at 250k). */
+    /**
+     * The exporter container, sized from measured peaks (docs/deployment.md#memory): idle and steady ~90–130 MiB
+     * RSS, the first scan of a 214 MB log ~95 MiB, 200 concurrent scrapes of 27k lines up to ~232 MiB; the limit
+     * is that peak with ~65 % headroom, so an OOM kill (the one failure that restarts the container) stays out of reach.
+     */
     resources: z
-      .object({ requests: resources.default({ cpu: '100m', memory: '128Mi' }), limits: resources.default({ cpu: '1', memory: '256Mi' }) })
+      .object({ requests: resources.default({ cpu: '100m', memory: '128Mi' }), limits: resources.default({ cpu: '1', memory: '384Mi' }) })
       .strict()
-      .default({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '256Mi' } }),
+      .default({ requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '384Mi' } }),
+    /** uid and gid of nginx and the log rotator, and the Pod's fsGroup: the shared log and the checkpoint volume belong to it. */
+    gatewayUser: podUser.default(10001),
+    /** The exporter's own uid and gid (not the gateway's): it reads the log through the fsGroup and cannot signal or ptrace nginx. */
+    exporterUser: podUser.default(10002),
+    /**
+     * The exporter's liveness probe on /-/healthy, which answers from the start, also during the first scan (only
+     * /-/ready waits for that). It restarts the container only when /-/healthy has not answered for
+     * livenessPeriodSeconds × livenessFailureThreshold (60 s). No readiness probe and no startup probe: the kubelet
+     * counts a container that has not passed either as not ready, and every container's readiness is the Pod's.
+     */
+    probes: z
+      .object({
+        livenessPeriodSeconds: z.number().int().min(1).default(10),
+        livenessTimeoutSeconds: z.number().int().min(1).default(5),
+        livenessFailureThreshold: z.number().int().min(1).default(6),
+      })
+      .strict()
+      .default({ livenessPeriodSeconds: 10, livenessTimeoutSeconds: 5, livenessFailureThreshold: 6 }),
+    /** Seconds `serve` waits, inside its container, before it is started again after it exited (the container keeps running). */
+    exporterRestartSeconds: z.number().int().min(1).max(300).default(2),
+    /** PodDisruptionBudget of the gateway: at most this many of its Pods evicted at once (a drain waits for the rest). */
+    maxUnavailable: z.number().int().min(1).default(1),
+    /** Topology spread of the gateway replicas: at most maxSkew more on one value of topologyKey than on another. */
+    topologySpread: z
+      .object({
+        topologyKey: labelKey.default('kubernetes.io/hostname'),
+        maxSkew: z.number().int().min(1).default(1),
+        whenUnsatisfiable: z.enum(['DoNotSchedule', 'ScheduleAnyway']).default('DoNotSchedule'),
+      })
+      .strict()
+      .default({ topologyKey: 'kubernetes.io/hostname', maxSkew: 1, whenUnsatisfiable: 'DoNotSchedule' }),
+    /**
+     * A NetworkPolicy on the gateway Pods: the exporter's port only from namespaces matching monitoringNamespaceSelector
+     * (matchLabels). Ingress only: egress is left alone. gatewayIngress: the gateway's port stays open to every source; set
+     * false when a NetworkPolicy of your own governs it (policies add up, so this one would open it again).
+     */
+    networkPolicy: z
+      .object({
+        enabled: z.boolean().default(true),
+        monitoringNamespaceSelector: z
+          .record(labelKey, labelValue)
+          .refine((m) => Object.keys(m).length > 0, { message: 'at least one label: an empty selector would admit every namespace' })
+          .default({ 'kubernetes.io/metadata.name': 'monitoring' }),
+        gatewayIngress: z.boolean().default(true),
+      })
+      .strict()
+      .default({ enabled: true, monitoringNamespaceSelector: { 'kubernetes.io/metadata.name': 'monitoring' }, gatewayIngress: true }),
     /** The sidecar's log is renamed to .1 (nginx reopens it) past this size, so the emptyDir stays within about twice it. */
     logRotateBytes: z.number().int().min(1024 * 1024).default(100 * 1024 * 1024),
     /** The Grafana sidecar's defaults in kube-prometheus-stack: label grafana_dashboard="1"; folders need folderAnnotation set there. */
@@ -621,7 +674,10 @@ export const kubernetesSchema = z
       .strict()
       .default({ label: 'grafana_dashboard', labelValue: '1', folderAnnotation: 'grafana_folder', folder: 'Zero-Plane' }),
   })
-  .strict();
+  .strict()
+  .superRefine((k, ctx) => {
+    if (k.exporterUser === k.gatewayUser) ctx.addIssue({ code: 'custom', path: ['exporterUser'], message: `must differ from gatewayUser (${k.gatewayUser}): the exporter runs as its own user` });
+  });
 
 /** `generate` writes deploy/systemd/ from these. */
 export const systemdSchema = z

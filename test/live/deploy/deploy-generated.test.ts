@@ -11,6 +11,8 @@ import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.co
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +33,8 @@ type Manifest = { apiVersion: string; kind: string; metadata: { name: string; la
 
 const MODELS: Record<string, (m: Manifest) => { validate(): void }> = {
   'apps/v1 Deployment': (m) => new Deployment(m as never),
+  'policy/v1 PodDisruptionBudget': (m) => new PodDisruptionBudget(m as never),
+  'networking.k8s.io/v1 NetworkPolicy': (m) => new NetworkPolicy(m as never),
   'v1 Service': (m) => new Service(m as never),
   'v1 ConfigMap': (m) => new ConfigMap(m as never),
   'monitoring.coreos.com/v1 ServiceMonitor': (m) => new ServiceMonitor(m as never),
@@ -89,7 +93,7 @@ describe('Kubernetes manifests', () => {
         count++;
       }
     }
-    expect(count).toBe(13);
+    expect(count).toBe(15);
   });
 
   it('the schemas catch what a cluster would refuse (so the check above can fail)', () => {
@@ -108,7 +112,7 @@ describe('Kubernetes manifests', () => {
     expect(r.status).toBe(0);
     const objects = documents(r.stdout);
     for (const m of objects) expect(() => validate(m), `${m.kind} ${m.metadata.name}`).not.toThrow();
-    expect(objects.map((m) => m.kind).sort()).toEqual(['ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'Service', 'ServiceMonitor']);
+    expect(objects.map((m) => m.kind).sort()).toEqual(['ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'PrometheusRule', 'Service', 'Service', 'ServiceMonitor']);
     const deployment = objects.find((m) => m.kind === 'Deployment') as Manifest;
     const mapNames = objects.filter((m) => m.kind === 'ConfigMap').map((m) => m.metadata.name);
     const volumeMaps = (deployment.spec.template.spec.volumes as { configMap?: { name: string } }[]).flatMap((v) => (v.configMap ? [v.configMap.name] : []));
@@ -129,7 +133,7 @@ describe('Kubernetes manifests', () => {
     const exporter = containers.find((c) => c.name === 'zero-plane-exporter');
     expect(exporter?.args).toEqual(exporterArgs());
     expect(exporter?.ports).toEqual([{ name: 'metrics', containerPort: 9185, protocol: 'TCP' }]);
-    expect(exporter?.readinessProbe.httpGet).toEqual({ path: '/-/ready', port: 'metrics' });
+    expect(exporter?.readinessProbe).toBeUndefined();
     expect(exporter?.livenessProbe.httpGet).toEqual({ path: '/-/healthy', port: 'metrics' });
     expect(exporter?.resources).toEqual(config.deploy.kubernetes.resources);
     expect(exporter?.volumeMounts.find((v) => v.name === 'gateway-log')?.readOnly).toBe(true);
