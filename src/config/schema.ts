@@ -606,9 +606,9 @@ export const kubernetesSchema = z
     labels: z.record(labelKey, labelValue).refine(...withinCap('deploy.kubernetes.labels')).default({}),
     scrapeInterval: duration.default(15_000),
     /**
-     * The exporter container, sized from measured peaks (docs/deployment.md#memory): idle and steady ~90–130 MiB
-     * RSS, the first scan of a 214 MB log ~95 MiB, 200 concurrent scrapes of 27k lines up to ~232 MiB; the limit
-     * is that peak with ~65 % headroom, so an OOM kill (the one failure that restarts the container) stays out of reach.
+     * The exporter container, sized from measured peaks (docs/deployment.md#memory): steady 82–89 MiB RSS at 100k
+     * lines/s, the first scan of a 214 MB log 93–96 MiB, 200 concurrent scrapes of 27k lines up to 232 MiB; the limit
+     * is that peak with ~65 % headroom, so an OOM kill (which restarts the whole container) stays out of reach.
      */
     resources: z
       .object({ requests: resources.default({ cpu: '100m', memory: '128Mi' }), limits: resources.default({ cpu: '1', memory: '384Mi' }) })
