@@ -45,7 +45,7 @@ describe('the gate scope in the generated Kubernetes set', () => {
     const docs = parseAllDocuments(built.stdout).map((d) => d.toJS() as Manifest);
     const deployment = docs.find((d) => d.kind === 'Deployment');
     const exporter = deployment?.spec?.template.spec.containers.find((c) => c.name === 'zero-plane-exporter');
-    expect(exporter?.env?.map((e) => e.name)).toEqual(['POD_NAMESPACE', 'ZERO_PLANE_GATE_SCOPE_CLUSTER']);
+    expect(exporter?.env?.map((e) => e.name)).toEqual(['RESTART_SECONDS', 'POD_NAMESPACE', 'ZERO_PLANE_GATE_SCOPE_CLUSTER']);
 
     // The kubelet: $(VAR) in args from the container's env (fieldRef from the Pod, configMapKeyRef from the ConfigMap).
     const env = new Map<string, string>();

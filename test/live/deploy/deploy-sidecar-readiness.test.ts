@@ -172,7 +172,7 @@ describe('the gateway Pod stays ready whatever the exporter does', () => {
       'custom.yml',
     );
     const files = renderDeploy(custom);
-    const doc = (file: string) => parseAllDocuments(files.get(`kubernetes/${file}`) as string)[0]?.toJS() as { spec: Record<string, never> };
+    const doc = (file: string) => parseAllDocuments(files.get(`kubernetes/${file}`) as string)[0]?.toJS() as { spec: unknown };
     const spec = (doc('gateway-deployment.yaml').spec as { template: { spec: IPodSpec } }).template.spec;
     const exporter = spec.containers.find((c) => c.name === 'zero-plane-exporter') as IContainer;
     expect(spec.securityContext).toMatchObject({ runAsUser: 2000, runAsGroup: 2000, fsGroup: 2000 });
