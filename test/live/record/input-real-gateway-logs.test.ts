@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../../src/simulate/simulator.js';
 import { BIN, isOpenWebhookWarning, startServe, waitFor, type ServeProcess } from '../../helpers/cli-process.js';
-import { knownMix, nearestRank, sendMix, truthOf, type MixRequest, type MixResponse, type Truth, expectReportCounts as expectCounts } from '../../helpers/gateway-mix.js';
+import { knownMix, nearestRank, sendMix, truthOf, type MixRequest, type MixResponse, expectReportCounts as expectCounts } from '../../helpers/gateway-mix.js';
 import { startCaddy, startHaproxy, startNginx, type Gateway, type Nginx } from '../../helpers/gateways.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

@@ -82,7 +82,7 @@ describe('rotation recovery: siblings that are not generations are never read', 
   });
 
   it('a file truncated with no copy beside it: the unrelated siblings are not taken for one', async () => {
-    const { dir, path, sink, w, follower } = fx;
+    const { dir, sink, w, follower } = fx;
     w.write(20);
     await follower.pollOnce();
     unrelatedSiblings(dir);
