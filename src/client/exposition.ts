@@ -3,7 +3,7 @@
 // writes (metrics/families.ts), so the text is the exporter's text.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Registry, type Metric } from 'prom-client';
-import { CounterFamily, GaugeFamily, HistogramFamily } from '../metrics/families.js';
+import { CounterFamily, type GaugeFamily, HistogramFamily } from '../metrics/families.js';
 
 export type Family = CounterFamily | GaugeFamily | HistogramFamily;
 
