@@ -307,7 +307,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const addresses = servers.map((s) => s.address);
   await files?.start();
   stdin?.start();
-  stdin?.done.then(() => log.info('stdin ended; still serving what was read'));
+  void stdin?.done.then(() => log.info('stdin ended; still serving what was read'));
   checkpointer?.start();
   if (checkpoint !== undefined && files !== undefined) {
     void files.caughtUp.then(() => {

@@ -56,7 +56,10 @@ async function setUp(readChunkBytes = 4096, maxReadBytesPerPoll = 1 << 20) {
   });
   contexts.set(f, ctx);
   ctx.register(f);
-  return { w, sink, ctx, reader, changes, f, close: () => Promise.all([fh.close(), w.close()]) };
+  return { w, sink, ctx, reader, changes, f, close: (): Promise<void> => {
+      w.close();
+      return fh.close();
+    } };
 }
 
 describe('FileReader', () => {
