@@ -29,7 +29,8 @@ import { BIN } from '../../helpers/cli-process.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: any; data?: Record<string, string> }; // `any`: a manifest's spec is checked by its schema below, then read field by field
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a manifest's spec is checked by its schema below, then read field by field
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: any; data?: Record<string, string> };
 
 const MODELS: Record<string, (m: Manifest) => { validate(): void }> = {
   'apps/v1 Deployment': (m) => new Deployment(m as never),
@@ -129,7 +130,8 @@ describe('Kubernetes manifests', () => {
     const deployment = one(config, 'Deployment');
     const pod = deployment.spec.template;
     const podLabels = pod.metadata.labels as Record<string, string>;
-    const containers = pod.spec.containers as { name: string; args?: string[]; ports?: { name: string; containerPort: number }[]; readinessProbe?: any; livenessProbe?: any; securityContext: any; resources?: any; volumeMounts: { name: string; readOnly?: boolean }[] }[]; // probes: `any`, validated by the schema above
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- probes, security context and resources: validated by the schema above
+    const containers = pod.spec.containers as { name: string; args?: string[]; ports?: { name: string; containerPort: number }[]; readinessProbe?: any; livenessProbe?: any; securityContext: any; resources?: any; volumeMounts: { name: string; readOnly?: boolean }[] }[];
     const exporter = containers.find((c) => c.name === 'zero-plane-exporter');
     expect(exporter?.args).toEqual(exporterArgs());
     expect(exporter?.ports).toEqual([{ name: 'metrics', containerPort: 9185, protocol: 'TCP' }]);
