@@ -13,9 +13,9 @@ const PAGE = readFileSync(new URL('../../../docs/configuration.md', import.meta.
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
-/** Every leaf key of the defaults (a value that is not a non-empty plain object), with its value. */
-function leaves(value: Record<string, unknown>, prefix = ''): [string, unknown][] {
-  return Object.entries(value).flatMap(([k, v]) => (isPlainObject(v) && Object.keys(v).length > 0 ? leaves(v, `${prefix}${k}.`) : [[`${prefix}${k}`, v] as [string, unknown]]));
+/** Every leaf key of the defaults (a value that is not a non-empty plain object) as its path of keys, with its value. */
+function leaves(value: Record<string, unknown>, prefix: string[] = []): [string[], unknown][] {
+  return Object.entries(value).flatMap(([k, v]) => (isPlainObject(v) && Object.keys(v).length > 0 ? leaves(v, [...prefix, k]) : [[[...prefix, k], v] as [string[], unknown]]));
 }
 
 /** The table rows of the page: key → its default cell. */
@@ -57,12 +57,18 @@ describe('docs/configuration.md', () => {
   it('has a row for every key of the built-in defaults, showing that default', () => {
     expect(defaults.length).toBeGreaterThan(100);
     const problems: string[] = [];
-    for (const [key, value] of defaults) {
-      const cell = table.get(key);
-      if (cell === undefined) {
+    for (const [path, value] of defaults) {
+      const key = path.join('.');
+      // The key's own row, or the row of an object above it whose default shows it (a map such as
+      // networkPolicy.monitoringNamespaceSelector, whose label keys hold dots themselves).
+      const depth = [...path.keys()].reverse().find((i) => table.has(path.slice(0, i + 1).join('.')));
+      if (depth === undefined) {
         problems.push(`${key}: no row`);
         continue;
       }
+      const cell = table.get(path.slice(0, depth + 1).join('.')) as string;
+      const within = path.slice(depth + 1).join('.');
+      if (within !== '' && !cell.includes(within)) problems.push(`${key}: "${within}" not in "${cell}"`);
       // Every element (of a list, or of each object in it) must show, in one of its spellings.
       for (const options of spellings(value)) if (!options.some((s) => cell.includes(s))) problems.push(`${key}: default ${JSON.stringify(value)} not in "${cell}"`);
     }
@@ -70,7 +76,7 @@ describe('docs/configuration.md', () => {
   });
 
   it('names no key the schema does not have (the optional ones are unset by default)', () => {
-    const known = new Set(defaults.map(([k]) => k));
+    const known = new Set(defaults.flatMap(([path]) => path.map((_, i) => path.slice(0, i + 1).join('.'))));
     const unknown = [...table.entries()].filter(([k, cell]) => !known.has(k) && cell !== 'unset' && cell !== '');
     expect(unknown).toEqual([]);
     // An "unset" key is one the schema knows: setting it is never an unknown-key error.
