@@ -10,8 +10,7 @@ import { configSchema } from '../../../src/config/schema.js';
 
 const PAGE = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
 /** Every leaf key of the defaults (a value that is not a non-empty plain object) as its path of keys, with its value. */
 function leaves(value: Record<string, unknown>, prefix: string[] = []): [string[], unknown][] {
@@ -32,7 +31,13 @@ function rows(): Map<string, string> {
 function asDuration(ms: number): string[] {
   let rest = ms;
   let parts = '';
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000], ['ms', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+    ['ms', 1],
+  ] as const) {
     if (rest >= size) {
       parts += `${Math.floor(rest / size)}${unit}`;
       rest %= size;

@@ -12,7 +12,12 @@ import { anchors, linesWithFences, links } from '../../helpers/markdown.js';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DOCS = join(ROOT, 'docs');
 const README = join(ROOT, 'README.md');
-const PAGES = [README, ...readdirSync(DOCS).filter((f) => f.endsWith('.md')).map((f) => join(DOCS, f))];
+const PAGES = [
+  README,
+  ...readdirSync(DOCS)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(DOCS, f)),
+];
 
 const anchorCache = new Map<string, Set<string>>();
 function anchorsOf(file: string): Set<string> {

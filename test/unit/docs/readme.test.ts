@@ -18,12 +18,15 @@ describe('README.md', () => {
     expect(needed.size).toBeGreaterThanOrEqual(10);
     const apt = /sudo apt-get install ([^\n`]+)/.exec(readme);
     expect(apt, 'an apt-get install line').not.toBeNull();
-    const listed = (apt?.[1] ?? '').trim().split(/\s+/).filter((w) => !w.startsWith('-'));
+    const listed = (apt?.[1] ?? '')
+      .trim()
+      .split(/\s+/)
+      .filter((w) => !w.startsWith('-'));
     expect(new Set(listed)).toEqual(needed);
     expect(listed.length).toBe(needed.size);
   });
 
-  it("shows the nginx log_format that docs/gateways.md documents and the real-nginx tests run", () => {
+  it('shows the nginx log_format that docs/gateways.md documents and the real-nginx tests run', () => {
     const gateways = readFileSync(join(ROOT, 'docs/gateways.md'), 'utf8');
     const documented = blockUnder(gateways, '## nginx', 'nginx');
     const shown = blockUnder(readme, '### nginx on a host', 'nginx');
