@@ -20,7 +20,7 @@ const ALL = COMMANDS;
 
 /** Every flag; a name may appear once per command (`--format` has its own formats and default per command). */
 export const FLAGS: readonly FlagSpec[] = [
-  { name: 'config.file', type: 'string', help: 'YAML config file; without it the built-in defaults of SPEC apply.', commands: ['serve', 'report', 'backtest', 'export', 'generate', 'demo'] },
+  { name: 'config.file', type: 'string', help: 'YAML config file (docs/configuration.md); without it the built-in defaults apply.', commands: ['serve', 'report', 'backtest', 'export', 'generate', 'demo'] },
   {
     name: 'web.listen-address',
     type: 'string',

@@ -7,13 +7,13 @@ import type { Logger } from '../server/logger.js';
 export function inputFix(h: InputHint): string {
   if (h.suggestion !== undefined) return `they look like ${h.suggestion}: set input.preset: ${h.suggestion}`;
   if (h.textFormat !== undefined) return `they are ${h.textFormat.name}${h.textFormat.wrapped === true ? ', read without unwrapping them' : ', not JSON'}: ${h.textFormat.fix}`;
-  return 'see "Input" in the README for the log formats read';
+  return 'see docs/input.md for the log formats read';
 }
 
 /** What to do about an input whose records carry no header where its preset looks (serve logs it as `fix`). */
 export function headersFix(h: HeadersHint): string {
   if (h.fixes.length > 0) return `set ${h.fixes.join(', or ')}`;
-  return h.advice ?? 'see "Input" in the README';
+  return h.advice ?? 'see docs/input.md#when-no-header-is-ever-found';
 }
 
 /** What the first lines of each input showed, as plain lines for stderr (the decision itself only at debug). */

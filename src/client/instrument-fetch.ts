@@ -62,7 +62,7 @@ export type IngestOptions = z.input<typeof ingestOptions>;
 
 export interface InstrumentOptions {
   /**
-   * What to do with a malformed opt-in header (SPEC §2): `report` sends it as it is and counts it (the
+   * What to do with a malformed opt-in header (docs/contract.md §2): `report` sends it as it is and counts it (the
    * default), `repair` sends it with invisible characters removed and whitespace trimmed when that makes
    * it exact (else reports it), `reject` sends nothing and rejects the call with an OptInHeaderError.
    * Every case warns once per defect kind.

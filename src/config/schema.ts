@@ -165,7 +165,7 @@ export const windowSchema = z
     duration: duration.default(300_000),
     /** Granularity of the ring of sub-window sketches; the window slides by this much. */
     slot: duration.default(10_000),
-    /** DDSketch relative accuracy; half the 0.5 % the spec allows, leaving room for rank rounding. */
+    /** DDSketch relative accuracy; half the 0.5 % docs/contract.md §4 allows, leaving room for rank rounding. */
     quantileRelativeAccuracy: z.number().gt(0).max(0.005).default(0.0025),
   })
   .strict()

@@ -26,7 +26,7 @@ function service(config: Config): string {
 # Extra flags go in /etc/default/${UNIT} as ARGS="...".
 [Unit]
 Description=zero-plane-exporter: Zero-Plane signals from the gateway access log, for Prometheus
-Documentation=https://github.com/zero-plane/zero-plane-exporter#systemd
+Documentation=https://github.com/zero-plane/zero-plane-exporter/blob/main/docs/deployment.md#systemd
 Requires=${UNIT}.socket
 After=network.target ${UNIT}.socket
 

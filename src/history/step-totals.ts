@@ -1,7 +1,7 @@
 // What the recording rules add up, taken from the exporter's counters and histogram after each step of a
 // replay, and kept for as many steps as the longest window any alert reads. A rule's increase over a
 // window is then the total now minus the total one window ago: what Prometheus computes from samples
-// taken at every step (and what an export backfills), where no extrapolation applies (see README).
+// taken at every step (and what an export backfills), where no extrapolation applies (docs/history.md).
 import type { ExporterMetrics } from '../metrics/exporter-metrics.js';
 import { OVERFLOW_VALUE } from '../metrics/label-limiter.js';
 

@@ -1,4 +1,4 @@
-// Healthy or not, per signal, by the config's thresholds (SPEC §4), with the same rules as `report`:
+// Healthy or not, per signal, by the config's thresholds (docs/contract.md §4), with the same rules as `report`:
 // no data is its own verdict, never "healthy".
 import type { Config } from '../config/schema.js';
 import { thresholds, type Thresholds } from '../metrics/buckets.js';

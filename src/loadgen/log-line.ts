@@ -1,4 +1,4 @@
-// One gateway access-log line in the exporter's default format (SPEC §3, preset `default`): what the load
+// One gateway access-log line in the exporter's default format (docs/contract.md §3, preset `default`): what the load
 // generator writes per round trip, and what the client library (src/client) records per call.
 import type { IncomingHttpHeaders } from 'node:http';
 import { OPT_IN_HEADER } from '../simulate/protocol.js';

@@ -1,4 +1,4 @@
-// Every metric of SPEC §5 that is fed per line, with its name, help and labels in one place, and the
+// Every metric of docs/contract.md §5 that is fed per line, with its name, help and labels in one place, and the
 // bounds that keep /metrics finite whatever the lines say: each bounded label's values (count and
 // length, label-limiter.ts) and each family's series (series-limit.ts).
 import { OPT_IN_DEFECTS } from '../signals/opt-in.js';

@@ -1,4 +1,4 @@
-// Every alert of the pack as data (conditions.ts): the alerts of SPEC §7 with their traffic guards, the
+// Every alert of the pack as data (conditions.ts): the alerts of docs/contract.md §7 with their traffic guards, the
 // SLO burn-rate pairs, and the exporter's own health. rules.ts renders them; report and the dashboards
 // read the same specs.
 import type { Config } from '../config/schema.js';
@@ -12,7 +12,7 @@ import { burnPairs, exhaustion, slos, SLO_ALERTS } from './slos.js';
 /** The P0: drift above the ceiling and degraded requests together. */
 export const P0_ALERT = 'ZeroPlaneP0DriftWithDegraded';
 
-/** The alerts of SPEC §7, in the order the runbook lists them. */
+/** The alerts of docs/contract.md §7, in the order the runbook lists them. */
 export const ALERT_NAMES = [
   P0_ALERT,
   'ZeroPlaneP99DriftOutOfBand',
@@ -26,7 +26,7 @@ export const ALERT_NAMES = [
   'ZeroPlaneParseErrorsHigh',
 ] as const;
 
-/** Alerts beyond SPEC §7: the SLO burn rates and two more on the exporter itself (runbook order). */
+/** Alerts beyond docs/contract.md §7: the SLO burn rates and two more on the exporter itself (runbook order). */
 export const MORE_ALERT_NAMES = [SLO_ALERTS['hit-rate'], SLO_ALERTS.latency, 'ZeroPlaneExporterAbsent', 'ZeroPlaneRequestsStopped', 'ZeroPlaneHeadersNotFound'] as const;
 
 export type AlertName = (typeof ALERT_NAMES)[number] | (typeof MORE_ALERT_NAMES)[number];

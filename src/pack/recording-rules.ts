@@ -127,7 +127,7 @@ export function nonCanaryCohortRegex(config: Config): string {
 /** Escapes a literal for use inside a PromQL regex in a double-quoted string. */
 const promRegexLiteral = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\\\$&').replace(/"/g, '\\"');
 
-/** The 5 m signals (SPEC §7), per aggregation group, then per cohort. */
+/** The 5 m signals (docs/contract.md §7), per aggregation group, then per cohort. */
 export function signalRules(config: Config, g: Grouping): RecordingRule[] {
   const t = thresholds(config.signals);
   const n = ruleNames(config);

@@ -25,16 +25,16 @@ export interface HeadersHint {
 const MAX_DEPTH = 4;
 const MAX_KEYS = 500;
 
-/** How each gateway is made to log the response headers (README "Input"), when no key of the records holds them. */
+/** How each gateway is made to log the response headers (docs/gateways.md), when no key of the records holds them. */
 const ADVICE: Record<PresetName, string> = {
-  default: 'log the response headers as an object under response_headers (README "The record")',
-  'nginx-json': 'log $upstream_http_x_anthropic_layer_id and the other headers in the log_format (README "nginx")',
-  'envoy-json': 'log %RESP(X-ANTHROPIC-LAYER-ID)% and the other headers as resp_* fields (README "Envoy")',
+  default: 'log the response headers as an object under response_headers (docs/input.md#the-record)',
+  'nginx-json': 'log $upstream_http_x_anthropic_layer_id and the other headers in the log_format (docs/gateways.md#nginx-nginx-json)',
+  'envoy-json': 'log %RESP(X-ANTHROPIC-LAYER-ID)% and the other headers as resp_* fields (docs/gateways.md#envoy-envoy-json)',
   'caddy-json': 'Caddy logs the response headers it sends under resp_headers: the upstream sent none of these headers',
-  'haproxy-json': 'capture the response headers and log them as capture_res_* fields (README "HAProxy")',
+  'haproxy-json': 'capture the response headers and log them as capture_res_* fields (docs/gateways.md#haproxy-haproxy-json)',
   'kong-json': 'Kong logs the response headers under response.headers: the upstream sent none of these headers',
-  'traefik-json': 'Traefik drops headers from its access log unless kept: keep X-Anthropic-Layer-Id and the others under accessLog.fields.headers.names (README "Traefik")',
-  'apache-json': 'log %{X-Anthropic-Layer-Id}o and the other headers under headers_out in the LogFormat (README "Apache httpd")',
+  'traefik-json': 'Traefik drops headers from its access log unless kept: keep X-Anthropic-Layer-Id and the others under accessLog.fields.headers.names (docs/gateways.md#traefik-traefik-json)',
+  'apache-json': 'log %{X-Anthropic-Layer-Id}o and the other headers under headers_out in the LogFormat (docs/gateways.md#apache-httpd-apache-json)',
 };
 
 export function headersHint(

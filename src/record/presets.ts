@@ -1,4 +1,4 @@
-// Field mappings for the log formats gateways write. The README shows, per gateway, the exact log config
+// Field mappings for the log formats gateways write. docs/gateways.md shows, per gateway, the exact log config
 // that produces these field names; `input.preset: auto` tries them all (detect-preset.ts).
 
 /** The log formats read without a mapping (detection never prefers one by this order: detect-preset.ts). */
@@ -104,7 +104,7 @@ export const PRESETS: Record<PresetName, Mapping> = {
     responseHeaders: { path: 'resp_headers' },
     requestHeaders: { path: 'request.headers' },
   },
-  // The README's HAProxy `log-format`: `%Ts.%ms` epoch seconds, `%Ta` ms, captured headers as flat fields.
+  // The HAProxy `log-format` of docs/gateways.md: `%Ts.%ms` epoch seconds, `%Ta` ms, captured headers as flat fields.
   'haproxy-json': {
     time: 'accept_ts',
     latency: ['ta_ms'],
@@ -140,7 +140,7 @@ export const PRESETS: Record<PresetName, Mapping> = {
     responseHeaders: { prefix: 'downstream_', nameStyle: 'canonical', omitsMissing: true },
     requestHeaders: { prefix: 'request_', nameStyle: 'canonical', omitsMissing: true },
   },
-  // The README's Apache httpd LogFormat: `%{msec}t` epoch ms, `%D` microseconds, `%{…}i` / `%{…}o` headers in
+  // The Apache httpd LogFormat of docs/gateways.md: `%{msec}t` epoch ms, `%D` microseconds, `%{…}i` / `%{…}o` headers in
   // objects named for Apache's own headers_in / headers_out, with the \xhh escapes of mod_log_config.
   'apache-json': {
     time: 'time_msec',
@@ -158,7 +158,7 @@ export const PRESETS: Record<PresetName, Mapping> = {
 
 /**
  * What only a preset's gateway writes, beside the fields every log has (`ts`, `status`, `duration`): the
- * keys of its log format as the README configures it. Detection decides on a line only when it shows
+ * keys of its log format as docs/gateways.md configures it. Detection decides on a line only when it shows
  * this structure (and a wanted header field: detect-preset.ts), so a probe line two presets both read
  * (Caddy's and Envoy's `duration`) is never decided by the order of PRESET_NAMES. Each returns the
  * signature keys the line has; none means the line is not one of that gateway's.
@@ -182,7 +182,7 @@ export const SIGNATURES: Record<PresetName, (obj: Readonly<Record<string, unknow
   'haproxy-json': (o) => keysIn(o, ['accept_ts', 'ta_ms']),
   'kong-json': (o) => [...(isRecord(o.latencies) ? ['latencies'] : []), ...keysIn(o, ['started_at'])],
   'traefik-json': (o) => keysIn(o, ['StartUTC', 'Duration', 'DownstreamStatus', 'RouterName', 'OriginStatus']),
-  // The README's LogFormat: Apache's own names for its header tables and its %D unit.
+  // The LogFormat of docs/gateways.md: Apache's own names for its header tables and its %D unit.
   'apache-json': (o) => keysIn(o, ['duration_us', 'time_msec', 'url_path', 'headers_in', 'headers_out']),
 };
 

@@ -1,4 +1,4 @@
-// The alert conditions of SPEC §7 that a one-shot report can decide from its own numbers: the same specs
+// The alert conditions of docs/contract.md §7 that a one-shot report can decide from its own numbers: the same specs
 // the rules are rendered from (src/pack/alert-specs.ts), comparisons and traffic guards, evaluated over
 // the whole input instead of a 5 m window. So a report needs alerts.minRequests events too: one slow
 // request in a file of ten is not a P0 here either.
@@ -33,7 +33,7 @@ export { P0_ALERT };
 const EXPORTER_HEALTH_ALERTS = ['ZeroPlaneExporterDown', 'ZeroPlaneLogSourceStalled'] as const satisfies readonly (typeof ALERT_NAMES)[number][];
 type ReportAlert = Exclude<(typeof ALERT_NAMES)[number], (typeof EXPORTER_HEALTH_ALERTS)[number]>;
 
-/** The conditions a report decides, in its output order: the SPEC §7 alerts as the rules list them, but the exporter's health. */
+/** The conditions a report decides, in its output order: the docs/contract.md §7 alerts as the rules list them, but the exporter's health. */
 export const REPORT_ALERTS = ALERT_NAMES.filter((name): name is ReportAlert => !(EXPORTER_HEALTH_ALERTS as readonly string[]).includes(name));
 
 /** Where the Zero-Plane p99 sits against the drift band: above the ceiling, at or below the floor, within; null with no hits. */

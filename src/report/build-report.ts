@@ -1,4 +1,4 @@
-// The `report` JSON (SPEC §6): the same numbers the exporter exposes, over everything read.
+// The `report` JSON (docs/contract.md §6): the same numbers the exporter exposes, over everything read.
 import type { Config } from '../config/schema.js';
 import { thresholds, type Thresholds } from '../metrics/buckets.js';
 import type { Pipeline } from '../pipeline.js';

@@ -23,7 +23,7 @@ export interface SimulatorProfile {
   fallbackLatency: TailLatency;
   /** Answers for the Nth identical body in a row (x-anthropic-cached: true). */
   cachedLatency: JitterLatency;
-  /** Share of fast-layer answers reporting warmup=hit before any fault (0.917 is the SPEC baseline). */
+  /** Share of fast-layer answers reporting warmup=hit before any fault (0.917 is the baseline of docs/contract.md §4). */
   warmupEfficiency: number;
   fastLayerId: string;
   /** The layer id fallbacks report; null omits the header (also "not Zero-Plane"). */

@@ -1,4 +1,4 @@
-// The wire names the simulator speaks: the header contract of a Zero-Plane deployment (SPEC §2) and the
+// The wire names the simulator speaks: the header contract of a Zero-Plane deployment (docs/contract.md §2) and the
 // Anthropic Messages API shapes it imitates.
 
 export const MESSAGES_PATH = '/v1/messages';

@@ -1,4 +1,4 @@
-// The four signals (SPEC §4) and the tail statistics, from one Aggregate. Ratios without a denominator
+// The four signals (docs/contract.md §4) and the tail statistics, from one Aggregate. Ratios without a denominator
 // are null: "no data" must never read as 0 % or 100 %.
 import type { Config } from '../config/schema.js';
 import type { Aggregate } from './aggregate.js';

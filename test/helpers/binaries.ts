@@ -5,5 +5,5 @@ export function requireBinary(name: string): string {
   const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
   const path = r.stdout.trim();
   if (r.status === 0 && path) return path;
-  throw new Error(`${name} is not installed; .ci/run installs it from Debian (prometheus, prometheus-alertmanager, chromium). Install it with apt-get to run this test.`);
+  throw new Error(`${name} is not installed; .ci/run installs it from Debian (the README's apt line names every package the tests need). Install it with apt-get to run this test.`);
 }

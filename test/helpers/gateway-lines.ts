@@ -1,4 +1,4 @@
-// One request and one health probe per gateway, as each logs them in the README's formats: a probe is
+// One request and one health probe per gateway, as each logs them in the formats of docs/gateways.md: a probe is
 // kube-probe's GET of the health path (no Zero-Plane header either way), a request went through a
 // Zero-Plane layer. For the detection tests.
 import type { PresetName } from '../../src/record/presets.js';
@@ -10,7 +10,7 @@ const OPT_IN = 'zero-plane-2024';
 
 /**
  * Per gateway, a health probe as it logs one (GET /healthz from kube-probe: no Zero-Plane header on
- * either side) and a request through a Zero-Plane layer, in the README's log formats.
+ * either side) and a request through a Zero-Plane layer, in the log formats of docs/gateways.md.
  */
 export const PROBE: Record<PresetName, (i: number) => object> = {
   default: (i) => ({ ts: new Date(NOW + i).toISOString(), latency_ms: 1, status: 200, route: '/healthz', response_headers: {}, request_headers: { 'user-agent': 'kube-probe/1.29' } }),

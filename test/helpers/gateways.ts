@@ -1,5 +1,5 @@
 // Real gateways (Debian's nginx, Caddy, HAProxy and Apache httpd) started on 127.0.0.1 as reverse proxies in front of an
-// upstream, each logging with the block the README shows for it: the block is read from README.md here, so
+// upstream, each logging with the block docs/gateways.md shows for it: the block is read from that page here, so
 // the documentation and the test cannot drift apart. Each gateway also answers one path itself
 // (LOCAL_ANSWER_PATH, a 429), as a rate limit would. Processes are stopped by their own pid.
 import { spawnSync } from 'node:child_process';
@@ -9,34 +9,34 @@ import { fileURLToPath } from 'node:url';
 import { requireBinary } from './binaries.js';
 import { accepts, freePort, startDaemon, type Daemon, type DaemonOptions } from './processes.js';
 
-export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+export const GATEWAYS_DOC = fileURLToPath(new URL('../../docs/gateways.md', import.meta.url));
 /** Answered by the gateway itself with a 429, never sent upstream. */
 export const LOCAL_ANSWER_PATH = '/v1/local-answer';
 
-/** The first fenced block of language `lang` after the README heading that starts with `heading`. */
-export function readmeBlock(heading: string, lang: string): string {
-  const text = readFileSync(README, 'utf8');
+/** The first fenced block of language `lang` after the heading of docs/gateways.md that starts with `heading`. */
+export function documentedBlock(heading: string, lang: string): string {
+  const text = readFileSync(GATEWAYS_DOC, 'utf8');
   const at = text.split('\n').findIndex((line) => line.startsWith(heading));
-  if (at < 0) throw new Error(`README.md has no heading "${heading}"`);
+  if (at < 0) throw new Error(`docs/gateways.md has no heading "${heading}"`);
   const rest = text.split('\n').slice(at + 1);
   const open = rest.findIndex((line) => line === `\`\`\`${lang}`);
   const nextHeading = rest.findIndex((line) => /^#{1,3} /.test(line));
-  if (open < 0 || (nextHeading >= 0 && nextHeading < open)) throw new Error(`README.md: no \`\`\`${lang} block under "${heading}"`);
+  if (open < 0 || (nextHeading >= 0 && nextHeading < open)) throw new Error(`docs/gateways.md: no \`\`\`${lang} block under "${heading}"`);
   const close = rest.findIndex((line, i) => i > open && line === '```');
   return rest.slice(open + 1, close).join('\n');
 }
 
-/** `block` with the README's example log path replaced by `logPath`; throws when the path is not in it. */
-function withLogPath(block: string, readmePath: string, logPath: string): string {
-  if (!block.includes(readmePath)) throw new Error(`the README block does not write to ${readmePath}:\n${block}`);
-  return block.replaceAll(readmePath, logPath);
+/** `block` with the documented example log path replaced by `logPath`; throws when the path is not in it. */
+function withLogPath(block: string, documentedPath: string, logPath: string): string {
+  if (!block.includes(documentedPath)) throw new Error(`the documented block does not write to ${documentedPath}:\n${block}`);
+  return block.replaceAll(documentedPath, logPath);
 }
 
 export interface Gateway {
   name: 'nginx' | 'caddy' | 'haproxy';
   /** http://127.0.0.1:PORT */
   url: string;
-  /** The gateway's access log, as its README block writes it. */
+  /** The gateway's access log, as its documented block writes it. */
   logPath: string;
   /** What the gateway printed (stderr, and stdout where it is not the log). */
   output(): string;
@@ -54,10 +54,10 @@ export interface Nginx extends Gateway {
 }
 
 /**
- * nginx with the README's log_format and access_log in its http block (or `logBlock`, the lines a user had
+ * nginx with the documented log_format and access_log in its http block (or `logBlock`, the lines a user had
  * before, writing to /var/log/nginx/llm.jsonl); prefix, pid and temp paths under `dir`.
  */
-export async function startNginx(dir: string, upstream: string, logBlock = readmeBlock('### nginx', 'nginx')): Promise<Nginx> {
+export async function startNginx(dir: string, upstream: string, logBlock = documentedBlock('## nginx', 'nginx')): Promise<Nginx> {
   const bin = requireBinary('nginx');
   const port = await freePort();
   const logPath = join(dir, 'llm.jsonl');
@@ -98,7 +98,7 @@ export async function startNginx(dir: string, upstream: string, logBlock = readm
   };
 }
 
-/** Caddy with the README's `log` block in its site block; admin off, its data and config under `dir`. */
+/** Caddy with the documented `log` block in its site block; admin off, its data and config under `dir`. */
 export async function startCaddy(dir: string, upstream: string): Promise<Gateway> {
   const bin = requireBinary('caddy');
   const port = await freePort();
@@ -112,7 +112,7 @@ export async function startCaddy(dir: string, upstream: string): Promise<Gateway
       '}',
       `http://127.0.0.1:${port} {`,
       '\tbind 127.0.0.1',
-      withLogPath(readmeBlock('### Caddy', 'caddyfile'), '/var/log/caddy/llm.jsonl', logPath),
+      withLogPath(documentedBlock('## Caddy', 'caddyfile'), '/var/log/caddy/llm.jsonl', logPath),
       `\trespond ${LOCAL_ANSWER_PATH} 429`,
       `\treverse_proxy ${upstream}`,
       '}',
@@ -124,8 +124,8 @@ export async function startCaddy(dir: string, upstream: string): Promise<Gateway
   return { name: 'caddy', url: `http://127.0.0.1:${port}`, logPath, output: started.output, stop: started.stop };
 }
 
-/** HAProxy with the README's frontend lines (or `logBlock`'s); its standard output (the log) appended to the log file. */
-export async function startHaproxy(dir: string, upstream: string, logBlock = readmeBlock('### HAProxy', 'haproxy')): Promise<Gateway> {
+/** HAProxy with the documented frontend lines (or `logBlock`'s); its standard output (the log) appended to the log file. */
+export async function startHaproxy(dir: string, upstream: string, logBlock = documentedBlock('## HAProxy', 'haproxy')): Promise<Gateway> {
   const bin = requireBinary('haproxy');
   const port = await freePort();
   const logPath = join(dir, 'llm.jsonl');
@@ -150,7 +150,7 @@ export async function startHaproxy(dir: string, upstream: string, logBlock = rea
     ].join('\n'),
   );
   const check = spawnSync(bin, ['-c', '-f', cfg], { encoding: 'utf8' });
-  if (check.status !== 0) throw new Error(`haproxy -c rejected the README's lines:\n${check.stdout}${check.stderr}`);
+  if (check.status !== 0) throw new Error(`haproxy -c rejected the documented lines:\n${check.stdout}${check.stderr}`);
   const fd = openSync(logPath, 'a');
   try {
     const started = await startListening(bin, ['-f', cfg, '-db'], port, { stdout: fd });
@@ -177,7 +177,7 @@ function apacheBinary(): string {
 }
 
 /**
- * Apache httpd (mpm_event, mod_proxy + mod_proxy_http) in the foreground with the README's LogFormat and
+ * Apache httpd (mpm_event, mod_proxy + mod_proxy_http) in the foreground with the documented LogFormat and
  * CustomLog lines; ServerRoot, pid, runtime dir and error log under `dir`. The gateway answers
  * LOCAL_ANSWER_PATH itself with a 429 (mod_alias), and proxies the rest.
  */
@@ -204,7 +204,7 @@ export async function startApache(dir: string, upstream: string): Promise<Apache
       'ServerLimit 1',
       'ThreadsPerChild 8',
       'MaxRequestWorkers 8',
-      withLogPath(readmeBlock('### Apache httpd', 'apache'), '/var/log/apache2/llm.jsonl', logPath),
+      withLogPath(documentedBlock('## Apache httpd', 'apache'), '/var/log/apache2/llm.jsonl', logPath),
       `Redirect 429 ${LOCAL_ANSWER_PATH}`,
       `ProxyPass ${LOCAL_ANSWER_PATH} !`,
       `ProxyPass / http://${upstream}/`,
@@ -212,7 +212,7 @@ export async function startApache(dir: string, upstream: string): Promise<Apache
     ].join('\n'),
   );
   const check = spawnSync(bin, ['-f', conf, '-t'], { encoding: 'utf8' });
-  if (check.status !== 0) throw new Error(`apache2 -t rejected the README's lines:\n${check.stdout}${check.stderr}`);
+  if (check.status !== 0) throw new Error(`apache2 -t rejected the documented lines:\n${check.stdout}${check.stderr}`);
   const started = await startListening(bin, ['-f', conf, '-DFOREGROUND'], port);
   return {
     name: 'apache',

@@ -67,7 +67,7 @@ export const VALID: Record<string, string[]> = {
     '{"ClientHost":"10.0.0.11","DownstreamStatus":200,"Duration":147642000,"RouterName":"complete@file","StartUTC":"2026-11-01T00:00:00.011087109Z","downstream_X-Anthropic-Delay-Profile":"warmup=hit, degraded=?0, mode=balanced","downstream_X-Anthropic-Layer-Id":"zero-plane-v1","request_X-Anthropic-Experimental":"zero-plane-2024","request_X-Cohort":"stable","request_X-Model":"claude-opus-4","time":"2026-11-01T00:00:00Z"}',
     '{"DownstreamStatus":429,"Duration":126189,"OriginStatus":0,"RouterName":"llm@file","StartUTC":"2024-05-01T12:00:02Z","request_X-Anthropic-Experimental":"zero-plane-2024 ","level":"info","msg":""}',
   ],
-  // As Apache's mod_log_config writes the README's LogFormat: \xhh for non-ASCII bytes (not JSON until decoded).
+  // As Apache's mod_log_config writes the LogFormat of docs/gateways.md: \xhh for non-ASCII bytes (not JSON until decoded).
   'apache-json': [
     '{"time_msec":1796119596782,"duration_us":183412,"status":200,"method":"POST","url_path":"/v1/messages","headers_in":{"x-model":"claude-sonnet","x-cohort":"canary","x-anthropic-experimental":"zero-plane-2024"},"headers_out":{"x-anthropic-layer-id":"zero-plane-v1","x-anthropic-delay-profile":"warmup=hit, degraded=?0, mode=balanced","x-anthropic-cached":"-","x-anthropic-downgrade-reason":"-"}}',
     '{"time_msec":1796119596900,"duration_us":412,"status":429,"method":"POST","url_path":"/v1/local-answer","headers_in":{"x-model":"-","x-cohort":"-","x-anthropic-experimental":"zero-plane-2024\\xe2\\x80\\x8b"},"headers_out":{"x-anthropic-layer-id":"-","x-anthropic-delay-profile":"-","x-anthropic-cached":"-","x-anthropic-downgrade-reason":"-"}}',

@@ -52,7 +52,7 @@ describe('gateClient', () => {
     const g = gate(e.url);
     let nonCoreSent = 0;
     const maybeSummarise = async () => {
-      // The example from the README: a non-core call, skipped during a P0.
+      // The example from docs/client.md: a non-core call, skipped during a P0.
       if (await g.allows('non-core')) nonCoreSent++;
     };
     await maybeSummarise();

@@ -1,7 +1,7 @@
 // OpenMetrics on a running `serve`: /metrics answers it to Prometheus' Accept header (and the text format
 // otherwise), Debian's python3-prometheus-client parser accepts the live body, and a real Prometheus 2.42
 // scrapes it: it negotiates OpenMetrics and, having no created-timestamp ingestion, stores each
-// `_created` line as a series of its own (README: what a newer Prometheus does with them instead).
+// `_created` line as a series of its own (docs/metrics.md: what a newer Prometheus does with them instead).
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

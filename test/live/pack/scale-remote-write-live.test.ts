@@ -1,4 +1,4 @@
-// The README's scale set-up, live: two exporters (two gateway logs) scraped by one real Prometheus that
+// The scale set-up of docs/deployment.md, live: two exporters (two gateway logs) scraped by one real Prometheus that
 // remote-writes everything to a second real Prometheus (--web.enable-remote-write-receiver, standing in
 // for Thanos Receive or Mimir), which evaluates the pack's recording rules. What the receiver's rules say
 // is the sum of the two logs: exact counts, the hit ratio both logs share, and each rate rule equal to

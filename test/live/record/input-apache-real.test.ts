@@ -1,5 +1,5 @@
 // Apache httpd for real: Debian's apache2 on 127.0.0.1 as a reverse proxy (mod_proxy_http) in front of the
-// simulator, logging with exactly the README's LogFormat (read from README.md). Health probes come first
+// simulator, logging with exactly the LogFormat of docs/gateways.md (read from that page). Health probes come first
 // (kube-probe GETs of the upstream's health path: no Zero-Plane header), then the known mix, whose opt-in
 // headers include a zero-width space, a byte-order mark and a non-breaking space: Apache logs those bytes
 // as \xhh, which is not JSON. `report` with no config must detect apache-json and give exactly the counts
@@ -74,7 +74,7 @@ function loggedHitSeconds(lines: string[]): number[] {
     .map((o) => o.duration_us / 1e6);
 }
 
-describe('Apache httpd in front of the simulator, configured as the README shows, health probes first', () => {
+describe('Apache httpd in front of the simulator, configured as docs/gateways.md shows, health probes first', () => {
   let sim: RunningSimulator | undefined;
   let apache: Apache | undefined;
   let truth: Truth;

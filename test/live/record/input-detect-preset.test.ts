@@ -285,9 +285,9 @@ describe('input not understood', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ lines: 5, records: 0, input: { [log]: null } });
     // nginx's default text format, said as such.
     expect(r.stderr).toContain(`${log}: 5 of the first 5 lines skipped (invalid_json 5); no preset reads them; they are the common/combined text format`);
-    // Lines of no format known: the README's "Input".
+    // Lines of no format known: docs/input.md.
     writeFileSync(log, 'GET /v1/messages took 183 ms\n'.repeat(5));
-    expect(runCli(['report', log]).stderr).toContain(`${log}: 5 of the first 5 lines skipped (invalid_json 5); no preset reads them; see "Input" in the README`);
+    expect(runCli(['report', log]).stderr).toContain(`${log}: 5 of the first 5 lines skipped (invalid_json 5); no preset reads them; see docs/input.md for the log formats read`);
     // An empty input is not "not understood".
     writeFileSync(log, '');
     expect(runCli(['report', log]).code).toBe(0);

@@ -1,5 +1,5 @@
 // A user's first run, for real: Debian's nginx, Caddy and HAProxy on 127.0.0.1 as reverse proxies in front
-// of the simulator, each logging with exactly the block the README shows (read from README.md), a known mix
+// of the simulator, each logging with exactly the block docs/gateways.md shows (read from that page), a known mix
 // sent through each, and `report` on the gateway's own access log with no config. The format must be
 // detected and every count must be what the client saw; the quantiles must be within 0.5 % of the exact
 // nearest-rank values of the latencies the gateway logged. `serve` following the nginx log must stay exact
@@ -63,7 +63,7 @@ describe.each([
   ['nginx', startNginx],
   ['caddy', startCaddy],
   ['haproxy', startHaproxy],
-] as const)('%s in front of the simulator, configured as the README shows', (name, start) => {
+] as const)('%s in front of the simulator, configured as docs/gateways.md shows', (name, start) => {
   let sim: RunningSimulator | undefined;
   let gateway: Gateway | undefined;
   let requests: MixRequest[];

@@ -1,5 +1,5 @@
 // Real logs start with health probes: Debian's nginx, Caddy and HAProxy in front of the simulator (each
-// configured as the README shows), kube-probe's GET of the health path first (no Zero-Plane header either
+// configured as docs/gateways.md shows), kube-probe's GET of the health path first (no Zero-Plane header either
 // way), then the known mix. `report` with no config must be exact, probes included, and Caddy's log must
 // never be read as Envoy's (both have `duration`). `serve` follows nginx through mv + reopen and HAProxy
 // (standard output appended to the file) and Caddy through mv + restart, with probes at the start of each

@@ -1,6 +1,6 @@
 // The log a user already has: Debian's nginx and HAProxy with their own default text formats (nginx's
 // `combined`, HAProxy's `option httplog`) in front of the simulator. `report` on such a log cannot read
-// it, and must say what it is and which README section turns it into JSON, not only "invalid_json".
+// it, and must say what it is and which section of docs/gateways.md turns it into JSON, not only "invalid_json".
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -24,8 +24,8 @@ async function reportOn(file: string): Promise<{ code: number; stderr: string }>
 }
 
 describe.each([
-  ['nginx', (dir: string, up: string) => startNginx(dir, up, 'access_log /var/log/nginx/llm.jsonl;'), 'common/combined text format', 'the README\'s "nginx (nginx-json)" section'],
-  ['haproxy', (dir: string, up: string) => startHaproxy(dir, up, 'log stdout format raw local0\noption httplog'), "HAProxy's text httplog format", 'the README\'s "HAProxy (haproxy-json)" section'],
+  ['nginx', (dir: string, up: string) => startNginx(dir, up, 'access_log /var/log/nginx/llm.jsonl;'), 'common/combined text format', 'docs/gateways.md#nginx-nginx-json'],
+  ['haproxy', (dir: string, up: string) => startHaproxy(dir, up, 'log stdout format raw local0\noption httplog'), "HAProxy's text httplog format", 'docs/gateways.md#haproxy-haproxy-json'],
 ] as const)('%s with its default text log', (name, start, format, section) => {
   it(`report says the lines are ${format} and points at ${section}`, async () => {
     const sim = await startSimulator({ mode: 'strict', seed: 3 });

@@ -198,7 +198,7 @@ describe('copytruncate, free-running', () => {
     async (kind) => {
       const { dir, path, sink } = fx;
       // Every ~100 ms for 2.4 s. At every 25–45 ms (a rename chain of 30+ copies each time) with both cores
-      // busy, a generation's start was lost in about 1 run in 4: see README, "The limits, plainly".
+      // busy, a generation's start was lost in about 1 run in 4: see docs/reliability.md, "The limits, plainly".
       const { follower, last, rotations } = await rotateWhileWriting(fx, kind, (k) => 80 + (k % 3) * 20, () => {
         copyAside(path, (k) => `${path}.${k}`);
         truncateSync(path, 0); // by path, like logrotate: the writer's O_APPEND descriptor follows to 0

@@ -240,7 +240,7 @@ describe('the /metrics body', () => {
     const chunks = await buildRegistry(m.families(), 'test').chunks();
     const size = chunks.reduce((t, c) => t + bytes(c), 0);
     expect(size).toBeGreaterThan(20 * 1024 * 1024); // the worst case really is this big...
-    expect(size).toBeLessThan(22 * 1024 * 1024); // ...and no bigger: what the README promises
+    expect(size).toBeLessThan(22 * 1024 * 1024); // ...and no bigger: what docs/reliability.md promises
     expect(Math.max(...chunks.map((c) => c.length))).toBeLessThan(EXPOSITION_CHUNK_CHARS + 32 * 1024);
   });
 
