@@ -11,7 +11,6 @@ import { FileReader } from './file-reader.js';
 import { RotationRecovery } from './rotation-recovery.js';
 import { startOffset } from './rotation-evidence.js';
 import { expand, locate, type Visible } from './pattern-scan.js';
-import { familyOf } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
 export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.js';
@@ -407,7 +406,7 @@ export class FileFollower {
       path: v.path,
       source: v.source,
       fh,
-      family: await familyOf(v.path, this.ctx.fs),
+      family: await this.ctx.familyAt(v.path),
       offset,
       head,
       size,

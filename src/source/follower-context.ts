@@ -11,6 +11,7 @@ import { LineSplitter } from './line-splitter.js';
 import { FINGERPRINT_BYTES, KnownFiles } from './file-identity.js';
 import type { Followed } from './followed-file.js';
 import type { ReportProblem, Visible } from './pattern-scan.js';
+import { familyBeside, familyOf, type Family } from './rotation-family.js';
 
 /** Paths remembered with what they last named; a bound against globs over ever-new names. */
 export const MAX_REMEMBERED_PATHS = 4096;
@@ -48,6 +49,8 @@ export class FollowerContext {
   readonly known: KnownFiles;
   /** What each followed path last named: another file appearing there is a rotation. */
   readonly atPath = new Map<string, PathState>();
+  /** The family each path resolved to when it was last looked at (see familyAt). */
+  private readonly families = new Map<string, Family>();
   /** Files matched by the patterns this poll; rotation recovery leaves these to the normal path. */
   visible = new Map<string, Visible>();
   /** One read buffer for every file: each chunk is handed on before the next read. */
@@ -141,6 +144,24 @@ export class FollowerContext {
 
   /** The fingerprint of a followed file, so probing its family does not open it again. */
   readonly headOfFollowed = (key: string): Buffer | undefined => this.followed.get(key)?.head;
+
+  /**
+   * Where the rotated copies and generations of the file at `path` live. Resolved through the path (a
+   * symlink's target); when nothing is at the path just then (rotated again between the open and this
+   * look, its writer not reopened yet: a starved machine's common case), the family it had before, else
+   * the path's own directory and name. A file followed with no family would never have the generations
+   * rotated away before it looked for: the loaded CI run lost lines 2535–2678 that way.
+   */
+  async familyAt(path: string): Promise<Family> {
+    const found = await familyOf(path, this.fs);
+    if (found !== undefined) {
+      this.families.delete(path);
+      this.families.set(path, found);
+      if (this.families.size > MAX_REMEMBERED_PATHS) this.families.delete(this.families.keys().next().value as string);
+      return found;
+    }
+    return this.families.get(path) ?? (await familyBeside(path, this.fs));
+  }
 
   notePath(path: string, key: string, atMs: number): void {
     this.atPath.delete(path);

@@ -13,7 +13,7 @@ import type { LineSplitter } from './line-splitter.js';
 import type { RotationKind } from './line-sink.js';
 import type { Visible } from './pattern-scan.js';
 import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
-import { familyOf, openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
+import { openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
 export class RotationRecovery implements TruncationHandler {
   constructor(
@@ -93,8 +93,7 @@ export class RotationRecovery implements TruncationHandler {
   /** Follows a file seen at `v.path` (`key`) and rotated to a sibling before it was opened, as one renamed away. */
   async followMoved(key: string, v: Visible, now: number): Promise<void> {
     const ctx = this.ctx;
-    const family = await familyOf(v.path, ctx.fs);
-    if (!family) return;
+    const family = await ctx.familyAt(v.path);
     const siblings = await probeSiblings(family, '', ctx.scratch, ctx.headOfFollowed, ctx.fs);
     const s = siblings.find((c) => c.key === key);
     if (s === undefined || ctx.stopped || ctx.followed.has(key) || !(await ctx.makeRoom())) return;

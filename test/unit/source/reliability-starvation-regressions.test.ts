@@ -1,0 +1,58 @@
+// Named regression cases for what the starvation harness (and loaded CI runs) found, each replayed exactly
+// through the follower's fs seam (StarvedFs): the rotation, stall or inode reuse lands at the one step
+// where it did harm, so the case fails the same way on an idle or a starved machine.
+import { existsSync, renameSync, utimesSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { followerFixture } from '../../helpers/follower-fixture.js';
+import { StarvedFs } from '../../helpers/starved-fs.js';
+
+/** logrotate's numbered shift: NAME.k → NAME.k+1 (oldest first), then NAME → NAME.1. */
+function rotate(path: string): void {
+  let k = 1;
+  while (existsSync(`${path}.${k}`)) k++;
+  for (; k > 1; k--) renameSync(`${path}.${k - 1}`, `${path}.${k}`);
+  renameSync(path, `${path}.1`);
+}
+
+describe('the loaded CI loss: lines 2535–2678 missing, numbered shift every ~25 ms, no generation deleted', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-family-', checkFds: true });
+
+  it('the file just opened is rotated away before its family is resolved, and its writer has not reopened: the generations between are still read', async () => {
+    // The poll opened the file at the path (C); two generations back it had read A, and B was at the path
+    // only between the polls. Before C's directory and name were resolved (realpath of the path), C was
+    // rotated too and the writer, starved, had not created the path again: realpath failed, C was followed
+    // with no family, and the generations between A and C (B) were never looked for. Nothing counted them.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5);
+    await follower.pollOnce(); // A read
+    rotate(path);
+    w.reopen();
+    w.write(7); // B: at the path only between two polls
+    rotate(path);
+    w.reopen();
+    w.write(7); // C
+    // B was last written well before this poll (a starved follower polls late): its mtime is no evidence.
+    const past = new Date(Date.now() - 10_000);
+    utimesSync(`${path}.1`, past, past);
+    let hit = 0;
+    fs.before = ({ op, path: at }) => {
+      if (op === 'realpath' && at === path && hit === 0) {
+        hit++;
+        rotate(path); // C → .1, and nothing at the path until the writer reopens
+        w.write(3); // still to C
+      }
+    };
+    await follower.pollOnce();
+    fs.before = () => undefined;
+    expect(hit).toBe(1);
+    w.reopen();
+    w.write(4);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 7 + 7 + 3 + 4);
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toEqual([]);
+  });
+});
