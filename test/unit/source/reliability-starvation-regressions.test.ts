@@ -1,7 +1,8 @@
 // Named regression cases for what the starvation harness (and loaded CI runs) found, each replayed exactly
 // through the follower's fs seam (StarvedFs): the rotation, stall or inode reuse lands at the one step
 // where it did harm, so the case fails the same way on an idle or a starved machine.
-import { existsSync, renameSync, utimesSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { followerFixture } from '../../helpers/follower-fixture.js';
 import { StarvedFs } from '../../helpers/starved-fs.js';
@@ -54,5 +55,58 @@ describe('the loaded CI loss: lines 2535–2678 missing, numbered shift every ~2
     await follower.pollOnce();
     sink.expectExactlyOnce(5 + 7 + 7 + 3 + 4);
     expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toEqual([]);
+  });
+});
+
+/** logrotate's compress (no delaycompress): NAME.1 → NAME.1.gz, a new file, and NAME.1 removed. */
+function compress(one: string): void {
+  writeFileSync(`${one}.gz`, gzipSync(readFileSync(one)));
+  unlinkSync(one);
+}
+
+/** The shift with compressed generations: NAME.k.gz → NAME.(k+1).gz, then NAME → NAME.1. */
+function rotateCompressed(path: string): void {
+  let k = 1;
+  while (existsSync(`${path}.${k}.gz`)) k++;
+  for (; k > 1; k--) renameSync(`${path}.${k - 1}.gz`, `${path}.${k}.gz`);
+  renameSync(path, `${path}.1`);
+}
+
+describe('gzip bytes read as a line (seen once at load 18: "compress, seed 3, stepwise false")', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-gzip-', checkFds: true });
+
+  it('a compressed generation given the inode of an empty file read and let go of is not taken for that file grown', async () => {
+    // B was rotated away empty (the writer reopened and wrote nothing before the next rotation), drained
+    // and let go of, and remembered as read to offset 0 with an empty fingerprint. Compressing it freed its
+    // inode, and the file system gave that inode to the next .gz. The remembered empty fingerprint is a
+    // prefix of anything, so the .gz passed as B grown since, and was read from 0 as lines. Which inode a
+    // new file gets depends on what else the machine creates meanwhile: hence once, under load.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5); // A
+    await follower.pollOnce();
+    rotateCompressed(path);
+    w.reopen(); // B, left empty
+    compress(`${path}.1`); // A compressed under the follower's descriptor: drained through it
+    await follower.pollOnce();
+    await follower.pollOnce();
+    const b = statSync(path);
+    rotateCompressed(path);
+    w.reopen(); // C
+    w.write(6);
+    await follower.pollOnce();
+    await follower.pollOnce(); // B let go of, remembered empty
+    compress(`${path}.1`); // B gone: its inode is free
+    rotateCompressed(path);
+    w.reopen(); // D
+    w.write(4);
+    compress(`${path}.1`); // C compressed (it was held open: drained); its .gz gets B's old inode
+    fs.reuseInode(`${path}.1.gz`, b);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    await follower.pollOnce();
+    expect(sink.garbled).toEqual([]);
+    sink.expectExactlyOnce(5 + 6 + 4);
   });
 });
