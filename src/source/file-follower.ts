@@ -33,6 +33,11 @@ export interface FollowOptions {
    * RESERVED_DESCRIPTORS stay free below the process's descriptor limit (open-files.ts).
    */
   maxOpenFiles?: number;
+  /**
+   * How long a deleted file with nothing at its path is still held open once a drain found nothing new
+   * (its writer may not have reopened yet); default 30 s. A file at the path again ends the hold.
+   */
+  deletedHoldMs?: number;
   /** The file-system calls; default Node's. A test slows or stalls them, or rotates files between them. */
   fs?: FollowerFs;
 }
@@ -107,7 +112,7 @@ export class FileFollower {
       catchUpCap: opts.resume?.maxCatchUpBytes ?? Number.POSITIVE_INFINITY,
     };
     // The reader hands truncations to recovery, and recovery reads what it finds through the reader.
-    this.recovery = new RotationRecovery(this.ctx, (f) => this.reader.read(f));
+    this.recovery = new RotationRecovery(this.ctx, (f) => this.reader.read(f), opts.deletedHoldMs);
     this.reader = new FileReader(this.ctx, readerOptions, this.recovery);
     this.pendingResume = opts.resume;
     this.untrusted = new Set(opts.resume?.untrusted ?? []);

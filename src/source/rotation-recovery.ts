@@ -15,11 +15,20 @@ import type { Visible } from './pattern-scan.js';
 import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
 import { openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
+/**
+ * How long a deleted file with nothing at its path yet is held open once draining it finds nothing new.
+ * Its writer may still append (it has not reopened: nothing recreated the path), and on a starved machine
+ * it may do so many polls later; once the path names a new file, the old one is let go of at the next
+ * drain that finds nothing. Holding it only delays freeing its space.
+ */
+export const DEFAULT_DELETED_HOLD_MS = 30_000;
+
 export class RotationRecovery implements TruncationHandler {
   constructor(
     private readonly ctx: FollowerContext,
     /** Reads a followed file (the reader's read): recovery reads the files it finds the same way. */
     private readonly read: (f: Followed) => Promise<DrainResult>,
+    private readonly deletedHoldMs = DEFAULT_DELETED_HOLD_MS,
   ) {}
 
   /**
@@ -56,9 +65,11 @@ export class RotationRecovery implements TruncationHandler {
     }
     const result = await this.read(f);
     if (ctx.stopped || ctx.followed.get(f.key) !== f || f.end === undefined) return;
-    f.idlePolls = result === 'eof' && f.readThisPoll === 0 ? f.idlePolls + 1 : 0;
-    // A deleted file nobody replaced yet gets one more poll: its writer may not have reopened.
-    if (f.idlePolls >= (f.end === 'deleted' ? 2 : 1)) await ctx.retire(f);
+    const idle = result === 'eof' && f.readThisPoll === 0;
+    f.idlePolls = idle ? f.idlePolls + 1 : 0;
+    f.quietSinceMs = idle ? (f.quietSinceMs ?? Date.now()) : undefined;
+    // A deleted file nobody replaced yet is held longer: its writer has not reopened, and may still append.
+    if (f.end === 'deleted' ? f.idlePolls >= 2 && Date.now() - (f.quietSinceMs ?? Date.now()) >= this.deletedHoldMs : f.idlePolls >= 1) await ctx.retire(f);
   }
 
   /** Whether a detached file is done with, and how: its path now names another file, or it was deleted. */

@@ -110,3 +110,47 @@ describe('gzip bytes read as a line (seen once at load 18: "compress, seed 3, st
     sink.expectExactlyOnce(5 + 6 + 4);
   });
 });
+
+describe('a deleted file whose writer is starved (the hypothesis of the last session, for the delete scheme)', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-deleted-', checkFds: true });
+
+  it('deleted, nothing at the path for many polls, then written again through the old descriptor: every line, read through the follower’s descriptor', async () => {
+    // The writer deleted its own file and, starved, neither recreated the path nor wrote for several polls;
+    // then it wrote its last lines to the deleted file and only then created the path again. A deleted file
+    // with nothing at its path was let go of after two polls that found nothing new, and those last lines,
+    // in a file the follower had held open, were lost.
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
+    w.write(5);
+    await follower.pollOnce();
+    unlinkSync(path);
+    w.write(2); // to the deleted file
+    for (let i = 0; i < 12; i++) await follower.pollOnce(); // the writer stalls: polls find nothing new
+    w.write(3); // still to the deleted file, many polls later
+    await follower.pollOnce();
+    w.reopen(); // the path again
+    w.write(4);
+    for (let i = 0; i < 3; i++) await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 2 + 3 + 4);
+  });
+
+  it('once the path names a new file again, the deleted one is let go of at the next poll that finds nothing in it', async () => {
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5);
+    await follower.pollOnce();
+    const deleted = statSync(path);
+    unlinkSync(path);
+    w.write(2);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    expect(fs.holds(`${deleted.dev}:${deleted.ino}`)).toBe(true); // held: its writer may still append
+    w.reopen();
+    w.write(4);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    expect(fs.holds(`${deleted.dev}:${deleted.ino}`)).toBe(false);
+    sink.expectExactlyOnce(5 + 2 + 4);
+  });
+});
