@@ -4,7 +4,7 @@
 // were at the path only between two polls (several rotations per poll) are found among its siblings by
 // the evidence of rotation-evidence.ts and read first, oldest first.
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
-import { identity, keep } from './file-identity.js';
+import { identity, keep, looksCompressed } from './file-identity.js';
 import { accept, newFollowed, type Followed, type Probe } from './followed-file.js';
 import type { DrainResult, FollowerContext, PathState } from './follower-context.js';
 import type { TruncationHandler } from './file-reader.js';
@@ -106,7 +106,9 @@ export class RotationRecovery implements TruncationHandler {
     const ctx = this.ctx;
     const family = await ctx.familyAt(v.path);
     const siblings = await probeSiblings(family, '', ctx.scratch, ctx.headOfFollowed, ctx.fs);
-    const s = siblings.find((c) => c.key === key);
+    // By identity; a compressed file with it, or one shorter than the file seen, is another file that was
+    // given its freed inode (the one seen was compressed and removed meanwhile): its lines are lost.
+    const s = siblings.find((c) => c.key === key && !looksCompressed(c.head) && c.size >= v.size);
     if (s === undefined || ctx.stopped || ctx.followed.has(key) || !(await ctx.makeRoom())) return;
     const opened = await openSibling(s, family, ctx.scratch, ctx.fs);
     if (opened === undefined) return;
@@ -150,7 +152,8 @@ export class RotationRecovery implements TruncationHandler {
       path,
       sinceMs: before.atMs,
       heads: [f.head],
-      anchor: (s) => s.key === before.key,
+      // A compressed file is never the file read before (compressing makes a new file), whatever its inode.
+      anchor: (s) => s.key === before.key && !looksCompressed(s.head),
     };
     const siblings = await probeSiblings(scan.family, '', this.ctx.scratch, this.ctx.headOfFollowed, this.ctx.fs);
     await this.readGenerations(scan, 'rename', siblings);

@@ -109,6 +109,40 @@ describe('gzip bytes read as a line (seen once at load 18: "compress, seed 3, st
     expect(sink.garbled).toEqual([]);
     sink.expectExactlyOnce(5 + 6 + 4);
   });
+  it('the file seen at the path is rotated and compressed before the open, and a .gz gets its inode: the .gz is not followed as it', async () => {
+    // What "compress, seed 15, stepwise false" does on ext4: the poll's stat saw X at the path; before the
+    // open, X was rotated, compressed (X removed) and the next .gz was given X's inode. The open found the
+    // new file at the path, and the follower looked beside it for X by identity: it found the .gz and read
+    // it from its start as X.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5); // A
+    await follower.pollOnce();
+    rotateCompressed(path);
+    w.reopen();
+    w.write(6); // X: seen by the next poll's stat, never opened
+    const x = statSync(path);
+    let hit = 0;
+    fs.before = ({ op, path: at }) => {
+      if (op === 'open' && at === path && hit === 0) {
+        hit++;
+        compress(`${path}.1`); // A, drained through its descriptor already
+        rotateCompressed(path);
+        w.reopen();
+        w.write(4); // Y
+        compress(`${path}.1`); // X gone before any read: its 6 lines are lost
+        fs.reuseInode(`${path}.1.gz`, x);
+      }
+    };
+    await follower.pollOnce();
+    fs.before = () => undefined;
+    expect(hit).toBe(1);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    expect(sink.garbled).toEqual([]);
+    expect(sink.audit(w.last)).toEqual({ missing: [6, 7, 8, 9, 10, 11], duplicated: [] });
+  });
 });
 
 describe('a deleted file whose writer is starved (the hypothesis of the last session, for the delete scheme)', () => {
