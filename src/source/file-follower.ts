@@ -131,6 +131,16 @@ export class FileFollower {
     return this.ctx.openFiles.count;
   }
 
+  /**
+   * Whether the file with this identity (dev:ino) is followed and held open now: its lines are drained
+   * through the descriptor whatever happens to its name. A file only peeked at (a sibling's fingerprint
+   * read while looking for generations) is not. The starvation harness tells by it a file lost under the
+   * follower (a bug) from one compressed or deleted before the follower held it (counted as unrecovered).
+   */
+  holdsOpen(key: string): boolean {
+    return this.ctx.followed.get(key)?.fh !== undefined;
+  }
+
   /** Files followed, open or not. */
   get followedCount(): number {
     return this.ctx.followed.size;
