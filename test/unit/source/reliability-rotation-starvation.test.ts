@@ -122,15 +122,22 @@ describe('a file replaced between the stat and the open', () => {
  * reopens), several rotations per poll. Stepwise, each rename of a shift is a step of its own, so the
  * follower also sees half-shifted directories.
  */
-const SEEDS = [1, 2, 3];
+const SEEDS = seedRange(process.env.STARVE_SEEDS ?? '1-3');
+
+/** `1-3` → [1, 2, 3]; a sweep runs more: STARVE_SEEDS=1-30 CI=true npx vitest run THIS_FILE. */
+function seedRange(spec: string): number[] {
+  const [from, to = from] = spec.split('-').map(Number) as [number, number?];
+  if (!Number.isInteger(from) || !Number.isInteger(to) || to < from) throw new Error(`STARVE_SEEDS: give FROM-TO, not ${spec}`);
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
 
 /**
  * What the harness found and is not fixed yet (bench/RESULTS.md, "Rotation under starvation"), so not
- * asserted here: copytruncate several times per poll reads some lines twice; compress at once (no
- * delaycompress) and delete-and-recreate lose, in some runs, lines of a file the follower had opened.
- * Each kind is still run, and holds what it holds; bench/rotation-soak.mjs shows the same kinds on a real writer.
+ * asserted here: copytruncate several times per poll reads some lines twice (and, in 1 seed of 30 swept,
+ * lost 10 lines: docs/reliability.md, "The limits"). Compress and delete lose only the lines of files
+ * compressed or deleted before the follower held them (the harness's `excusable`): asserted.
  */
-const NOT_YET: Partial<Record<string, 'loss' | 'duplicates'>> = { copytruncate: 'duplicates', compress: 'loss', delete: 'loss' };
+const NOT_YET: Partial<Record<string, 'duplicates'>> = { copytruncate: 'duplicates' };
 
 describe.each(SCHEMES)('starved follower, %s rotations at several per poll', (scheme) => {
   it.each(SEEDS.flatMap((seed) => [false, true].map((stepwise) => ({ seed, stepwise }))))(
@@ -141,7 +148,7 @@ describe.each(SCHEMES)('starved follower, %s rotations at several per poll', (sc
       expect(r.world.rotations).toBeGreaterThan(stepwise ? 5 : 20);
       expect(r.sink.garbled).toEqual([]);
       if (NOT_YET[scheme] !== 'duplicates') expect(r.duplicated).toEqual([]);
-      if (NOT_YET[scheme] !== 'loss') expect(r.unexcused).toEqual([]);
+      expect(r.unexcused).toEqual([]);
       if (scheme === 'rename' || scheme === 'numbered' || scheme === 'create') {
         // Nothing vanished: every line. A shift seen half-done (stepwise) leaves a hole in the numbers, and
         // may count a generation as unrecovered that was not lost (an over-count); done at once, never.
