@@ -49,6 +49,8 @@ export class FollowerContext {
   readonly known: KnownFiles;
   /** What each followed path last named: another file appearing there is a rotation. */
   readonly atPath = new Map<string, PathState>();
+  /** Per source, the whole lines in the fingerprints of its files let go of: bytes and count (see lost). */
+  private readonly lineSample = new Map<string, { bytes: number; lines: number }>();
   /** The family each path resolved to when it was last looked at (see familyAt). */
   private readonly families = new Map<string, Family>();
   /** Files matched by the patterns this poll; rotation recovery leaves these to the normal path. */
@@ -175,9 +177,27 @@ export class FollowerContext {
     this.openFiles.touch(f);
   }
 
+  /**
+   * `bytes` of a file at `path` were lost before the follower could hold it open (deleted or compressed
+   * first): reported as skipped bytes, with the lines they held estimated from the source's line lengths.
+   */
+  lost(source: string, path: string, bytes: number): void {
+    if (bytes <= 0) return;
+    this.emit(() => this.events.skipped?.(source, bytes, 'unrecovered'));
+    // The sample: fingerprints of the source's files let go of, and of those followed now.
+    const s = { ...(this.lineSample.get(source) ?? { bytes: 0, lines: 0 }) };
+    for (const f of this.followed.values()) if (f.source === source) addLines(s, f.head);
+    if (s.lines === 0) return;
+    const lines = Math.max(1, Math.round((bytes * s.lines) / s.bytes));
+    this.emit(() => this.events.unrecoveredLines?.(source, path, lines));
+  }
+
   /** Lets go of a followed file: its last partial line is flushed, its descriptor closed, and it is remembered if it still exists. */
   async retire(f: Followed): Promise<void> {
     this.followed.delete(f.key);
+    const sample = this.lineSample.get(f.source) ?? { bytes: 0, lines: 0 };
+    addLines(sample, f.head);
+    this.lineSample.set(f.source, sample);
     // Nothing more will be read from it, so an unterminated last line is as complete as it gets.
     this.flush(f.splitter, f.source, f.path);
     await this.openFiles.park(f);
@@ -218,6 +238,13 @@ export class FollowerContext {
     }
     return room;
   }
+}
+
+/** Adds the whole lines of a fingerprint to a sample of line lengths (for estimates of lines lost). */
+function addLines(sample: { bytes: number; lines: number }, head: Buffer): void {
+  const end = head.lastIndexOf(0x0a) + 1;
+  for (let i = head.indexOf(0x0a); i !== -1 && i < end; i = head.indexOf(0x0a, i + 1)) sample.lines++;
+  sample.bytes += end;
 }
 
 /** The process (EMFILE) or the system (ENFILE) is out of descriptors. */

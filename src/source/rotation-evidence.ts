@@ -1,5 +1,6 @@
 // Telling apart what a rotation leaves beside a followed file: copies of content already read, and generations never read (the evidence rotation-recovery.ts acts on).
-import { FINGERPRINT_BYTES, looksBinary, sameStart, type KnownFiles } from './file-identity.js';
+import { FINGERPRINT_BYTES, looksBinary, looksCompressed, sameStart, type KnownFiles } from './file-identity.js';
+import { nodeFs, type FollowerFs } from './follower-fs.js';
 import type { Followed } from './followed-file.js';
 import { numberedIndex, numberedName, sameScheme, type Family, type Sibling } from './rotation-family.js';
 
@@ -86,8 +87,11 @@ function anchorOf(siblings: Sibling[], base: string): Sibling | undefined {
 /** What rotation recovery found beside a path: generations to read (oldest first), and generations known lost. */
 export interface Generations {
   todo: Array<{ s: Sibling; from: number }>;
-  /** Generations a numbered scheme says were there and that are gone or compressed: their lines are lost. */
-  lost: number;
+  /**
+   * Generations a numbered scheme says were there and that are gone or compressed, oldest first: their
+   * lines are lost. The compressed sibling where there is one (its size tells what was lost), else undefined.
+   */
+  lost: Array<Sibling | undefined>;
 }
 
 /**
@@ -120,7 +124,7 @@ export function generationsToRead(
     else if (s.size > offset) todo.push({ s, from: offset });
   }
   const anchor = anchorOf(siblings.filter(scan.anchor), base);
-  if (anchor === undefined) return { todo, lost: 0 };
+  if (anchor === undefined) return { todo, lost: [] };
   const top = numberedIndex(anchor.name, base);
   const newer = (s: Sibling) => top !== undefined && (numberedIndex(s.name, base) ?? top) < top;
   const generations = rest.filter(
@@ -136,14 +140,35 @@ export function generationsToRead(
   const age = (s: Sibling) => (top === undefined ? 0 : -(numberedIndex(s.name, base) ?? 0));
   generations.sort((a, b) => age(a) - age(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const s of generations) todo.push({ s, from: 0 });
-  let lost = 0;
+  const lost: Array<Sibling | undefined> = [];
   if (top !== undefined) {
-    for (let k = 1; k < top; k++) {
+    for (let k = top - 1; k >= 1; k--) {
       // A file seen twice by a walk that a shift ran through is found under either name.
       const name = numberedName(anchor.name, base, k);
       const s = siblings.find((c) => c.name === name || c.alsoAt?.includes(name) === true);
-      if (s === undefined || (s.size > 0 && looksBinary(s.head))) lost++;
+      if (s !== undefined && !(s.size > 0 && looksBinary(s.head))) continue;
+      // Compressed where the scheme puts it (NAME.k.gz for NAME.k)?
+      lost.push(s ?? siblings.find((c) => c.name.startsWith(`${name}.`) && looksCompressed(c.head)));
     }
   }
   return { todo, lost };
+}
+
+/**
+ * What a lost generation held, in bytes: a gzip file's uncompressed size (its trailer's ISIZE, modulo
+ * 4 GiB), another compressed file's own size (a lower bound), a plain file's size.
+ */
+export async function contentBytes(s: Sibling, fs: FollowerFs = nodeFs): Promise<number> {
+  if (!(s.head.length >= 2 && s.head[0] === 0x1f && s.head[1] === 0x8b) || s.size < 18) return s.size;
+  const fh = await fs.open(s.path).catch(() => undefined);
+  if (fh === undefined) return s.size;
+  try {
+    const trailer = Buffer.alloc(4);
+    const { bytesRead } = await fh.read(trailer, 0, 4, s.size - 4);
+    return bytesRead === 4 ? trailer.readUInt32LE(0) : s.size;
+  } catch {
+    return s.size;
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
 }

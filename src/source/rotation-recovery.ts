@@ -12,7 +12,7 @@ import { findFile } from './follower-resume.js';
 import type { LineSplitter } from './line-splitter.js';
 import type { RotationKind } from './line-sink.js';
 import type { Visible } from './pattern-scan.js';
-import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
+import { contentBytes, gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
 import { openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
 /**
@@ -109,9 +109,12 @@ export class RotationRecovery implements TruncationHandler {
     // By identity; a compressed file with it, or one shorter than the file seen, is another file that was
     // given its freed inode (the one seen was compressed and removed meanwhile): its lines are lost.
     const s = siblings.find((c) => c.key === key && !looksCompressed(c.head) && c.size >= v.size);
-    if (s === undefined || ctx.stopped || ctx.followed.has(key) || !(await ctx.makeRoom())) return;
+    if (ctx.stopped || ctx.followed.has(key)) return;
+    // Nowhere beside the path (deleted, or compressed: the .gz is a new file): what it held when seen is lost.
+    if (s === undefined) return ctx.lost(v.source, v.path, v.size);
+    if (!(await ctx.makeRoom())) return;
     const opened = await openSibling(s, family, ctx.scratch, ctx.fs);
-    if (opened === undefined) return;
+    if (opened === undefined) return ctx.lost(v.source, v.path, s.size);
     if (ctx.stopped || ctx.followed.has(key)) {
       await opened.fh.close().catch(() => undefined);
       return;
@@ -226,14 +229,21 @@ export class RotationRecovery implements TruncationHandler {
   private async readGenerations(scan: GenerationScan, kind: RotationKind, siblings: Sibling[]): Promise<void> {
     const ctx = this.ctx;
     const { todo, lost } = generationsToRead(scan, siblings, (key) => ctx.followed.has(key) || ctx.visible.has(key), ctx.known);
-    for (let i = 0; i < lost; i++) ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+    for (const gone of lost) {
+      ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+      // Compressed: its size is known (gzip's is in its trailer); gone by then: not even that.
+      if (gone !== undefined) ctx.lost(scan.source, gone.path, await contentBytes(gone, ctx.fs));
+    }
     // Stopping does not cut this short: each generation is registered (and reads stop at once), so the
     // final checkpoint holds them all.
     for (const { s, from } of todo) {
       if (ctx.followed.has(s.key)) continue;
       ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, kind));
       const read = await this.readOrphan(s, scan.family, scan.source, scan.path, from, ctx.newSplitter(scan.source, scan.path));
-      if (!read) ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+      if (!read) {
+        ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+        ctx.lost(scan.source, s.path, s.size - from);
+      }
     }
   }
 

@@ -142,6 +142,9 @@ describe('gzip bytes read as a line (seen once at load 18: "compress, seed 3, st
     await follower.pollOnce();
     expect(sink.garbled).toEqual([]);
     expect(sink.audit(w.last)).toEqual({ missing: [6, 7, 8, 9, 10, 11], duplicated: [] });
+    // X's loss is counted: the bytes its stat showed, and the lines they held by the source's line length.
+    expect(sink.unrecoveredBytes).toBe(x.size);
+    expect(sink.lostLines).toEqual([{ path, lines: 6 }]);
   });
 });
 
