@@ -2,19 +2,22 @@
 // followed file (file-reader.ts) and rotation recovery (rotation-recovery.ts). The set of followed files
 // and what is remembered about paths, the descriptor cap, the read buffers, the problems of the poll under
 // way, and where lines and events go. The poller owns it; the other two only act on it.
+import { createHash } from 'node:crypto';
 import { DirectoryIndex } from './directory-index.js';
 import { nodeFs, type FollowerFs, type FollowerHandle } from './follower-fs.js';
 import { OpenFiles, openFilesCap } from './open-files.js';
 import { newStream, type LineSink, type SourceErrorReason, type SourceEvents } from './line-sink.js';
 import type { EnvelopeMode } from './envelope.js';
 import { LineSplitter } from './line-splitter.js';
-import { FINGERPRINT_BYTES, KnownFiles } from './file-identity.js';
+import { FINGERPRINT_BYTES, KnownFiles, readHead, sameStart } from './file-identity.js';
 import type { Followed } from './followed-file.js';
 import type { ReportProblem, Visible } from './pattern-scan.js';
 import { familyBeside, familyOf, type Family } from './rotation-family.js';
 
 /** Paths remembered with what they last named; a bound against globs over ever-new names. */
 export const MAX_REMEMBERED_PATHS = 4096;
+/** Starts of files let go of, kept (as digests, ~60 bytes each) to tell their compressed copies from generations never read. */
+const MAX_READ_STARTS = 4096;
 
 /** What a path named when a poll last confirmed it. */
 export interface PathState {
@@ -49,6 +52,8 @@ export class FollowerContext {
   readonly known: KnownFiles;
   /** What each followed path last named: another file appearing there is a rotation. */
   readonly atPath = new Map<string, PathState>();
+  /** Digests of the fingerprints of files read and let go of, with their lengths, oldest first (see wasRead). */
+  private readonly readStarts = new Map<string, number>();
   /** Per source, the whole lines in the fingerprints of its files let go of: bytes and count (see lost). */
   private readonly lineSample = new Map<string, { bytes: number; lines: number }>();
   /** The family each path resolved to when it was last looked at (see familyAt). */
@@ -171,6 +176,27 @@ export class FollowerContext {
     if (this.atPath.size > MAX_REMEMBERED_PATHS) this.atPath.delete(this.atPath.keys().next().value as string);
   }
 
+  /**
+   * Whether content starting with `head` was read, or is being read: a followed file, a file let go of
+   * (still there, or deleted since) starts like it. A compressed generation is told by its decompressed
+   * start: one that starts like nothing read was compressed before any read.
+   */
+  async wasRead(head: Buffer): Promise<boolean> {
+    if (head.length === 0) return true;
+    for (const f of [...this.followed.values()]) {
+      if (f.head.length > 0 && sameStart(f.head, head)) return true;
+      // Its fingerprint not whole yet: it may have been written since its last probe (an empty file at the
+      // path, filled, rotated and compressed before the next poll). Its start now tells.
+      if (f.head.length < FINGERPRINT_BYTES && f.fh !== undefined) {
+        const now = await readHead(f.fh, this.scratch).catch(() => undefined);
+        if (now !== undefined && now.length > f.head.length && sameStart(now, head)) return true;
+      }
+    }
+    const lengths = new Set(this.readStarts.values());
+    for (const n of lengths) if (head.length >= n && this.readStarts.has(startDigest(head.subarray(0, n)))) return true;
+    return this.known.list().some((k) => k.head.length > 0 && sameStart(k.head, head));
+  }
+
   /** Adds a file opened just now; it holds a descriptor from here on. */
   register(f: Followed): void {
     this.followed.set(f.key, f);
@@ -195,6 +221,12 @@ export class FollowerContext {
   /** Lets go of a followed file: its last partial line is flushed, its descriptor closed, and it is remembered if it still exists. */
   async retire(f: Followed): Promise<void> {
     this.followed.delete(f.key);
+    // Compressed later (or now), its .gz holds lines already read (see wasRead). Kept apart from `known`:
+    // that is by inode, and a freed inode's next file makes it forget the entry.
+    if (f.head.length > 0) {
+      this.readStarts.set(startDigest(f.head), f.head.length);
+      if (this.readStarts.size > MAX_READ_STARTS) this.readStarts.delete(this.readStarts.keys().next().value as string);
+    }
     const sample = this.lineSample.get(f.source) ?? { bytes: 0, lines: 0 };
     addLines(sample, f.head);
     this.lineSample.set(f.source, sample);
@@ -238,6 +270,10 @@ export class FollowerContext {
     }
     return room;
   }
+}
+
+function startDigest(head: Buffer): string {
+  return `${head.length}:${createHash('sha1').update(head).digest('base64')}`;
 }
 
 /** Adds the whole lines of a fingerprint to a sample of line lengths (for estimates of lines lost). */

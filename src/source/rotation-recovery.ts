@@ -4,7 +4,7 @@
 // were at the path only between two polls (several rotations per poll) are found among its siblings by
 // the evidence of rotation-evidence.ts and read first, oldest first.
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
-import { identity, keep, looksCompressed } from './file-identity.js';
+import { identity, keep, looksCompressed, sameStart } from './file-identity.js';
 import { accept, newFollowed, type Followed, type Probe } from './followed-file.js';
 import type { DrainResult, FollowerContext, PathState } from './follower-context.js';
 import type { TruncationHandler } from './file-reader.js';
@@ -12,7 +12,7 @@ import { findFile } from './follower-resume.js';
 import type { LineSplitter } from './line-splitter.js';
 import type { RotationKind } from './line-sink.js';
 import type { Visible } from './pattern-scan.js';
-import { contentBytes, gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
+import { contentBytes, gapSource, generationsToRead, gunzipStart, newCompressed, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
 import { openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
 
 /**
@@ -229,10 +229,26 @@ export class RotationRecovery implements TruncationHandler {
   private async readGenerations(scan: GenerationScan, kind: RotationKind, siblings: Sibling[]): Promise<void> {
     const ctx = this.ctx;
     const { todo, lost } = generationsToRead(scan, siblings, (key) => ctx.followed.has(key) || ctx.visible.has(key), ctx.known);
+    const told = new Set<string>();
     for (const gone of lost) {
       ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
       // Compressed: its size is known (gzip's is in its trailer); gone by then: not even that.
-      if (gone !== undefined) ctx.lost(scan.source, gone.path, await contentBytes(gone, ctx.fs));
+      if (gone === undefined) continue;
+      told.add(gone.key);
+      ctx.known.remember(gone.key, gone.head, gone.size);
+      ctx.lost(scan.source, gone.path, await contentBytes(gone, ctx.fs));
+    }
+    // A gzip generation new since the last look that starts (decompressed) like nothing read was
+    // compressed before any read (logrotate compress without delaycompress, several rotations per poll):
+    // lost, and counted. Either way it is remembered, so a later look does not tell it again.
+    for (const gz of newCompressed(scan, siblings, (key) => ctx.followed.has(key) || ctx.visible.has(key), ctx.known)) {
+      if (told.has(gz.key)) continue;
+      const start = gunzipStart(gz.head);
+      if (start.length === 0) continue;
+      ctx.known.remember(gz.key, gz.head, gz.size);
+      if (scan.heads.some((h) => h.length > 0 && sameStart(h, start)) || (await ctx.wasRead(start))) continue;
+      ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+      ctx.lost(scan.source, gz.path, await contentBytes(gz, ctx.fs));
     }
     // Stopping does not cut this short: each generation is registered (and reads stop at once), so the
     // final checkpoint holds them all.

@@ -148,6 +148,39 @@ describe('gzip bytes read as a line (seen once at load 18: "compress, seed 3, st
   });
 });
 
+describe('compress at once (no delaycompress), several rotations per poll: what was never read is counted', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-counted-', checkFds: true });
+
+  it('a generation compressed before any read is counted unrecovered with its lines estimated; the .gz of a file read is not', async () => {
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
+    w.write(5); // A
+    await follower.pollOnce();
+    rotateCompressed(path);
+    w.reopen(); // B
+    compress(`${path}.1`); // A: read, held, drained through its descriptor; its .gz holds nothing new
+    w.write(6);
+    const bBytes = statSync(path).size;
+    rotateCompressed(path);
+    w.reopen(); // C
+    compress(`${path}.1`); // B: never seen by a poll
+    w.write(4);
+    for (let i = 0; i < 3; i++) await follower.pollOnce();
+    expect(sink.audit(w.last)).toEqual({ missing: [6, 7, 8, 9, 10, 11], duplicated: [] });
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toHaveLength(1);
+    expect(sink.unrecoveredBytes).toBe(bBytes); // the uncompressed size, from the gzip trailer
+    expect(sink.lostLines).toEqual([{ path: `${path}.1.gz`, lines: 6 }]);
+    // Looked at again by the next rotation, it is not counted twice.
+    rotateCompressed(path);
+    w.reopen();
+    compress(`${path}.1`);
+    w.write(2);
+    for (let i = 0; i < 2; i++) await follower.pollOnce();
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toHaveLength(1);
+    expect(sink.audit(w.last).missing).toEqual([6, 7, 8, 9, 10, 11]);
+  });
+});
+
 describe('a deleted file whose writer is starved (the hypothesis of the last session, for the delete scheme)', () => {
   const fx = followerFixture({ prefix: 'zpe-regress-deleted-', checkFds: true });
 
