@@ -1,8 +1,8 @@
 // Telling apart what a rotation leaves beside a followed file: copies of content already read, and generations never read (the evidence rotation-recovery.ts acts on).
+import { constants as zlibConstants, gunzipSync } from 'node:zlib';
 import { FINGERPRINT_BYTES, identity, looksBinary, looksCompressed, sameStart, type KnownFiles } from './file-identity.js';
 import { nodeFs, type FollowerFs } from './follower-fs.js';
 import type { Followed } from './followed-file.js';
-import { constants as zlibConstants, gunzipSync } from 'node:zlib';
 import { isCopyName, numberedIndex, numberedName, sameScheme, type Family, type Sibling } from './rotation-family.js';
 
 /**
