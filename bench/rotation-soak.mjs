@@ -4,7 +4,8 @@
 // event-loop stalls injected between its steps, and slow stat/read injected through its fs seam
 // (FollowOptions.fs). A child process appends sequence-numbered lines (2 per ms) and reopens its file on
 // SIGHUP, as a daemon does for logrotate's postrotate. Bounded in time; prints, per kind, lines written
-// against lines counted (missing, read twice) and the rotations the follower reported as unrecovered.
+// against lines counted (missing, read twice), the rotations the follower reported as unrecovered and
+// the lines it estimated lost in them (files deleted or compressed before it held them).
 //
 //   node bench/rotation-soak.mjs [--seconds 4] [--every 25] [--poll 100] [--hogs 4] [--stall-ms 20] [--slow-ms 3] [--kinds rename,numbered,...]
 //
@@ -155,7 +156,12 @@ async function soak(kind) {
     },
     oversize() {},
   };
-  const events = { error() {}, rotated: (_s, _p, k) => void (k === 'unrecovered' && unrecovered++) };
+  let estimated = 0;
+  const events = {
+    error() {},
+    rotated: (_s, _p, k) => void (k === 'unrecovered' && unrecovered++),
+    unrecoveredLines: (_s, _p, lines) => void (estimated += lines),
+  };
   try {
     const writer = startWriter(path, kind === 'delete' ? 'self-delete' : 'hup');
     await writer.ready;
@@ -181,7 +187,7 @@ async function soak(kind) {
       if (c === 0) missing++;
       if (c > 1) twice++;
     }
-    return { kind, rotations, written: last, counted: counts.size, missing, twice, unrecovered };
+    return { kind, rotations, written: last, counted: counts.size, missing, twice, unrecovered, estimated };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -194,12 +200,12 @@ process.on('exit', stopHogs);
 let failed = false;
 try {
   console.log(`rotation soak: ${SECONDS} s per kind, a rotation every ~${EVERY_MS} ms, polls every ${POLL_MS} ms, ${HOGS} busy processes, stalls up to ${STALL_MS} ms, stat/read delayed up to ${SLOW_MS} ms`);
-  console.log('kind          rotations   written   counted   missing   twice   unrecovered');
+  console.log('kind          rotations   written   counted   missing   twice   unrecovered   est. lost');
   for (const kind of KINDS) {
     const r = await soak(kind);
     if (EXACT.has(kind) && (r.missing > 0 || r.twice > 0)) failed = true;
     console.log(
-      `${kind.padEnd(12)}  ${String(r.rotations).padStart(9)}  ${String(r.written).padStart(8)}  ${String(r.counted).padStart(8)}  ${String(r.missing).padStart(8)}  ${String(r.twice).padStart(6)}  ${String(r.unrecovered).padStart(12)}`,
+      `${kind.padEnd(12)}  ${String(r.rotations).padStart(9)}  ${String(r.written).padStart(8)}  ${String(r.counted).padStart(8)}  ${String(r.missing).padStart(8)}  ${String(r.twice).padStart(6)}  ${String(r.unrecovered).padStart(12)}  ${String(r.estimated).padStart(10)}`,
     );
   }
 } finally {

@@ -170,6 +170,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       pipeline.metrics.skippedBytes.inc([source, reason], bytes);
       log.warn('bytes skipped', { source, bytes, reason });
     },
+    unrecoveredLines: (source, path, lines) => {
+      pipeline.metrics.unrecoveredLines.inc([source], lines);
+      log.warn('lines lost: file deleted or compressed before it could be read (an estimate)', { source, path, lines });
+    },
     partialLine: (source, path) => {
       pipeline.metrics.partialLines.inc([source]);
       log.info('partial last line delivered', { source, path });

@@ -52,6 +52,7 @@ export class ExporterMetrics {
   readonly rotations: CounterFamily;
   readonly skippedBytes: CounterFamily;
   readonly partialLines: CounterFamily;
+  readonly unrecoveredLines: CounterFamily;
   readonly sourceErrors: CounterFamily;
   readonly nulBytes: CounterFamily;
 
@@ -122,12 +123,17 @@ export class ExporterMetrics {
     );
     this.skippedBytes = counter(
       'zero_plane_exporter_skipped_bytes_total',
-      'Bytes never read, by reason: truncated (a plain truncate before they were read) or catch_up_cap (after downtime, more than checkpoint.maxCatchUpBytes behind).',
+      'Bytes never read, by reason: truncated (a plain truncate before they were read), catch_up_cap (after downtime, more than checkpoint.maxCatchUpBytes behind) or unrecovered (a file deleted or compressed before it could be held open).',
       ['source', 'reason'],
     );
     this.partialLines = counter(
       'zero_plane_exporter_partial_lines_total',
       'Last lines without a newline, delivered when their file was let go of (rotated away or deleted).',
+      ['source'],
+    );
+    this.unrecoveredLines = counter(
+      'zero_plane_exporter_unrecovered_lines_estimated_total',
+      'Lines estimated lost in files deleted or compressed before they could be held open: their bytes (skipped_bytes_total{reason="unrecovered"}) over the average line length of the source.',
       ['source'],
     );
     this.sourceErrors = counter(
@@ -174,6 +180,7 @@ export class ExporterMetrics {
       this.rotations,
       this.skippedBytes,
       this.partialLines,
+      this.unrecoveredLines,
       this.sourceErrors,
       this.nulBytes,
     ];

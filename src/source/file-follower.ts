@@ -11,7 +11,6 @@ import { FileReader } from './file-reader.js';
 import { RotationRecovery } from './rotation-recovery.js';
 import { startOffset } from './rotation-evidence.js';
 import { expand, locate, type Visible } from './pattern-scan.js';
-import { familyOf } from './rotation-family.js';
 
 export { StdinFollower } from './stdin-follower.js';
 export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.js';
@@ -34,6 +33,11 @@ export interface FollowOptions {
    * RESERVED_DESCRIPTORS stay free below the process's descriptor limit (open-files.ts).
    */
   maxOpenFiles?: number;
+  /**
+   * How long a deleted file with nothing at its path is still held open once a drain found nothing new
+   * (its writer may not have reopened yet); default 30 s. A file at the path again ends the hold.
+   */
+  deletedHoldMs?: number;
   /** The file-system calls; default Node's. A test slows or stalls them, or rotates files between them. */
   fs?: FollowerFs;
 }
@@ -108,7 +112,7 @@ export class FileFollower {
       catchUpCap: opts.resume?.maxCatchUpBytes ?? Number.POSITIVE_INFINITY,
     };
     // The reader hands truncations to recovery, and recovery reads what it finds through the reader.
-    this.recovery = new RotationRecovery(this.ctx, (f) => this.reader.read(f));
+    this.recovery = new RotationRecovery(this.ctx, (f) => this.reader.read(f), opts.deletedHoldMs);
     this.reader = new FileReader(this.ctx, readerOptions, this.recovery);
     this.pendingResume = opts.resume;
     this.untrusted = new Set(opts.resume?.untrusted ?? []);
@@ -125,6 +129,16 @@ export class FileFollower {
   /** Followed files open now (the others are closed until they change). */
   get openFileCount(): number {
     return this.ctx.openFiles.count;
+  }
+
+  /**
+   * Whether the file with this identity (dev:ino) is followed and held open now: its lines are drained
+   * through the descriptor whatever happens to its name. A file only peeked at (a sibling's fingerprint
+   * read while looking for generations) is not. The starvation harness tells by it a file lost under the
+   * follower (a bug) from one compressed or deleted before the follower held it (counted as unrecovered).
+   */
+  holdsOpen(key: string): boolean {
+    return this.ctx.followed.get(key)?.fh !== undefined;
   }
 
   /** Files followed, open or not. */
@@ -407,7 +421,7 @@ export class FileFollower {
       path: v.path,
       source: v.source,
       fh,
-      family: await familyOf(v.path, this.ctx.fs),
+      family: await this.ctx.familyAt(v.path),
       offset,
       head,
       size,

@@ -46,9 +46,14 @@ const COMPRESSED_MAGIC = [
   Buffer.from([0x04, 0x22, 0x4d, 0x18]), // lz4
 ];
 
+/** Starts as a compressed file does (gzip, bzip2, xz, zstd, lz4): a rotated log already compressed. */
+export function looksCompressed(head: Buffer): boolean {
+  return COMPRESSED_MAGIC.some((m) => head.length >= m.length && head.subarray(0, m.length).equals(m));
+}
+
 /** A compressed or binary file (a rotated log already compressed): never read as log lines. */
 export function looksBinary(head: Buffer): boolean {
-  return head.includes(0) || COMPRESSED_MAGIC.some((m) => head.length >= m.length && head.subarray(0, m.length).equals(m));
+  return head.includes(0) || looksCompressed(head);
 }
 
 interface Known {
@@ -82,12 +87,14 @@ export class KnownFiles {
   /**
    * How far the file with this identity, fingerprint and size was read, if it is the file remembered.
    * The same dev:ino with another fingerprint is a reused inode, and a file now shorter than what was
-   * read has been truncated: either way a new file, and the entry is dropped.
+   * read has been truncated: either way a new file, and the entry is dropped. So is a file that is now
+   * compressed and was not: a file remembered empty (fingerprint empty, a prefix of anything) whose inode
+   * went to a .gz made later would otherwise pass for itself grown, and be read from 0 as lines.
    */
   offsetOf(key: string, head: Buffer, size: number): number | undefined {
     const k = this.entries.get(key);
     if (k === undefined) return undefined;
-    if (sameStart(head, k.head) && size >= k.offset) return k.offset;
+    if (sameStart(head, k.head) && size >= k.offset && (looksCompressed(k.head) || !looksCompressed(head))) return k.offset;
     this.entries.delete(key);
     return undefined;
   }

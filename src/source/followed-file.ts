@@ -41,6 +41,8 @@ export interface Followed {
   end: End | undefined;
   /** Polls in a row, since it ended, that found nothing new in it. */
   idlePolls: number;
+  /** Since when draining it (ended) found nothing new; undefined while it still grows. */
+  quietSinceMs: number | undefined;
   readThisPoll: number;
   /** Resumed from a checkpoint (or appeared while stopped): the catch-up cap is applied before the first read. */
   capCheck: boolean;
@@ -87,6 +89,7 @@ export function newFollowed(init: {
     checkedAtMs: init.checkedAtMs,
     end: init.end,
     idlePolls: 0,
+    quietSinceMs: undefined,
     readThisPoll: 0,
     capCheck: init.capCheck,
     emptiedFrom: undefined,

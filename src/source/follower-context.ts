@@ -2,18 +2,22 @@
 // followed file (file-reader.ts) and rotation recovery (rotation-recovery.ts). The set of followed files
 // and what is remembered about paths, the descriptor cap, the read buffers, the problems of the poll under
 // way, and where lines and events go. The poller owns it; the other two only act on it.
+import { createHash } from 'node:crypto';
 import { DirectoryIndex } from './directory-index.js';
 import { nodeFs, type FollowerFs, type FollowerHandle } from './follower-fs.js';
 import { OpenFiles, openFilesCap } from './open-files.js';
 import { newStream, type LineSink, type SourceErrorReason, type SourceEvents } from './line-sink.js';
 import type { EnvelopeMode } from './envelope.js';
 import { LineSplitter } from './line-splitter.js';
-import { FINGERPRINT_BYTES, KnownFiles } from './file-identity.js';
+import { FINGERPRINT_BYTES, KnownFiles, readHead, sameStart } from './file-identity.js';
 import type { Followed } from './followed-file.js';
 import type { ReportProblem, Visible } from './pattern-scan.js';
+import { familyBeside, familyOf, type Family } from './rotation-family.js';
 
 /** Paths remembered with what they last named; a bound against globs over ever-new names. */
 export const MAX_REMEMBERED_PATHS = 4096;
+/** Starts of files let go of, kept (as digests, ~60 bytes each) to tell their compressed copies from generations never read. */
+const MAX_READ_STARTS = 4096;
 
 /** What a path named when a poll last confirmed it. */
 export interface PathState {
@@ -48,6 +52,12 @@ export class FollowerContext {
   readonly known: KnownFiles;
   /** What each followed path last named: another file appearing there is a rotation. */
   readonly atPath = new Map<string, PathState>();
+  /** Digests of the fingerprints of files read and let go of, with their lengths, oldest first (see wasRead). */
+  private readonly readStarts = new Map<string, number>();
+  /** Per source, the whole lines in the fingerprints of its files let go of: bytes and count (see lost). */
+  private readonly lineSample = new Map<string, { bytes: number; lines: number }>();
+  /** The family each path resolved to when it was last looked at (see familyAt). */
+  private readonly families = new Map<string, Family>();
   /** Files matched by the patterns this poll; rotation recovery leaves these to the normal path. */
   visible = new Map<string, Visible>();
   /** One read buffer for every file: each chunk is handed on before the next read. */
@@ -142,10 +152,49 @@ export class FollowerContext {
   /** The fingerprint of a followed file, so probing its family does not open it again. */
   readonly headOfFollowed = (key: string): Buffer | undefined => this.followed.get(key)?.head;
 
+  /**
+   * Where the rotated copies and generations of the file at `path` live. Resolved through the path (a
+   * symlink's target); when nothing is at the path just then (rotated again between the open and this
+   * look, its writer not reopened yet: a starved machine's common case), the family it had before, else
+   * the path's own directory and name. A file followed with no family would never have the generations
+   * rotated away before it looked for: the loaded CI run lost lines 2535–2678 that way.
+   */
+  async familyAt(path: string): Promise<Family> {
+    const found = await familyOf(path, this.fs);
+    if (found !== undefined) {
+      this.families.delete(path);
+      this.families.set(path, found);
+      if (this.families.size > MAX_REMEMBERED_PATHS) this.families.delete(this.families.keys().next().value as string);
+      return found;
+    }
+    return this.families.get(path) ?? (await familyBeside(path, this.fs));
+  }
+
   notePath(path: string, key: string, atMs: number): void {
     this.atPath.delete(path);
     this.atPath.set(path, { key, atMs, deleted: false });
     if (this.atPath.size > MAX_REMEMBERED_PATHS) this.atPath.delete(this.atPath.keys().next().value as string);
+  }
+
+  /**
+   * Whether content starting with `head` was read, or is being read: a followed file, a file let go of
+   * (still there, or deleted since) starts like it. A compressed generation is told by its decompressed
+   * start: one that starts like nothing read was compressed before any read.
+   */
+  async wasRead(head: Buffer): Promise<boolean> {
+    if (head.length === 0) return true;
+    for (const f of [...this.followed.values()]) {
+      if (f.head.length > 0 && sameStart(f.head, head)) return true;
+      // Its fingerprint not whole yet: it may have been written since its last probe (an empty file at the
+      // path, filled, rotated and compressed before the next poll). Its start now tells.
+      if (f.head.length < FINGERPRINT_BYTES && f.fh !== undefined) {
+        const now = await readHead(f.fh, this.scratch).catch(() => undefined);
+        if (now !== undefined && now.length > f.head.length && sameStart(now, head)) return true;
+      }
+    }
+    const lengths = new Set(this.readStarts.values());
+    for (const n of lengths) if (head.length >= n && this.readStarts.has(startDigest(head.subarray(0, n)))) return true;
+    return this.known.list().some((k) => k.head.length > 0 && sameStart(k.head, head));
   }
 
   /** Adds a file opened just now; it holds a descriptor from here on. */
@@ -154,9 +203,33 @@ export class FollowerContext {
     this.openFiles.touch(f);
   }
 
+  /**
+   * `bytes` of a file at `path` were lost before the follower could hold it open (deleted or compressed
+   * first): reported as skipped bytes, with the lines they held estimated from the source's line lengths.
+   */
+  lost(source: string, path: string, bytes: number): void {
+    if (bytes <= 0) return;
+    this.emit(() => this.events.skipped?.(source, bytes, 'unrecovered'));
+    // The sample: fingerprints of the source's files let go of, and of those followed now.
+    const s = { ...(this.lineSample.get(source) ?? { bytes: 0, lines: 0 }) };
+    for (const f of this.followed.values()) if (f.source === source) addLines(s, f.head);
+    if (s.lines === 0) return;
+    const lines = Math.max(1, Math.round((bytes * s.lines) / s.bytes));
+    this.emit(() => this.events.unrecoveredLines?.(source, path, lines));
+  }
+
   /** Lets go of a followed file: its last partial line is flushed, its descriptor closed, and it is remembered if it still exists. */
   async retire(f: Followed): Promise<void> {
     this.followed.delete(f.key);
+    // Compressed later (or now), its .gz holds lines already read (see wasRead). Kept apart from `known`:
+    // that is by inode, and a freed inode's next file makes it forget the entry.
+    if (f.head.length > 0) {
+      this.readStarts.set(startDigest(f.head), f.head.length);
+      if (this.readStarts.size > MAX_READ_STARTS) this.readStarts.delete(this.readStarts.keys().next().value as string);
+    }
+    const sample = this.lineSample.get(f.source) ?? { bytes: 0, lines: 0 };
+    addLines(sample, f.head);
+    this.lineSample.set(f.source, sample);
     // Nothing more will be read from it, so an unterminated last line is as complete as it gets.
     this.flush(f.splitter, f.source, f.path);
     await this.openFiles.park(f);
@@ -197,6 +270,17 @@ export class FollowerContext {
     }
     return room;
   }
+}
+
+function startDigest(head: Buffer): string {
+  return `${head.length}:${createHash('sha1').update(head).digest('base64')}`;
+}
+
+/** Adds the whole lines of a fingerprint to a sample of line lengths (for estimates of lines lost). */
+function addLines(sample: { bytes: number; lines: number }, head: Buffer): void {
+  const end = head.lastIndexOf(0x0a) + 1;
+  for (let i = head.indexOf(0x0a); i !== -1 && i < end; i = head.indexOf(0x0a, i + 1)) sample.lines++;
+  sample.bytes += end;
 }
 
 /** The process (EMFILE) or the system (ENFILE) is out of descriptors. */

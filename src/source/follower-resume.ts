@@ -1,6 +1,6 @@
 // Resuming from a checkpoint: what it keeps of each followed file, and finding those files again after a restart.
 import { basename, dirname } from 'node:path';
-import { identity, keep, readHead, sameStart } from './file-identity.js';
+import { identity, keep, looksCompressed, readHead, sameStart } from './file-identity.js';
 import { nodeFs, type FollowerFs, type FollowerHandle } from './follower-fs.js';
 import { newFollowed, type Followed } from './followed-file.js';
 import type { LineSplitter } from './line-splitter.js';
@@ -138,7 +138,8 @@ export async function findFile(
           await rewritten?.fh.close().catch(() => undefined);
           return { fh, path };
         }
-        if (identity(now) === e.key && rewritten === undefined && base !== undefined && isCopyName(basename(path), base)) {
+        // A compressed file with its identity is a new file given its freed inode, not it rewritten.
+        if (identity(now) === e.key && rewritten === undefined && base !== undefined && isCopyName(basename(path), base) && !looksCompressed(head)) {
           rewritten = { fh, path };
           continue;
         }

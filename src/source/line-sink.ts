@@ -73,9 +73,11 @@ export type RotationKind = 'rename' | 'truncate' | 'copytruncate-recovered' | 's
 /**
  * Why bytes known to have been in a file were never delivered: `truncated` (truncated in place before
  * they were read, no copy found), `catch_up_cap` (after a restart from a checkpoint, the file was further
- * behind than `checkpoint.maxCatchUpBytes`; reading resumed that far from its end, at a line start).
+ * behind than `checkpoint.maxCatchUpBytes`; reading resumed that far from its end, at a line start),
+ * `unrecovered` (a file seen, or a generation the rotation scheme shows, that was deleted or compressed
+ * before the follower held it open: its size when seen; a gzip generation's uncompressed size).
  */
-export type SkipReason = 'truncated' | 'catch_up_cap';
+export type SkipReason = 'truncated' | 'catch_up_cap' | 'unrecovered';
 
 /**
  * Where a file in a checkpoint was found on restart: `at_path` (where it was followed), `moved` (renamed
@@ -95,6 +97,12 @@ export interface SourceEvents {
    * they cannot be counted here.
    */
   skipped?(source: string, bytes: number, reason: SkipReason): void;
+  /**
+   * Lines lost in a file deleted or compressed before it was held open (reported with its bytes as
+   * `skipped(…, 'unrecovered')`): an estimate, its bytes over the average line length of the source's
+   * files read so far (from their fingerprints). Not reported while no whole line of the source was seen.
+   */
+  unrecoveredLines?(source: string, path: string, lines: number): void;
   /** An unterminated last line was delivered as it is, because its file was rotated away, deleted or truncated. */
   partialLine?(source: string, path: string): void;
   /** A file of the checkpoint, at start-up: where it was found, and the offset reading resumes from. */

@@ -1,7 +1,9 @@
 // Telling apart what a rotation leaves beside a followed file: copies of content already read, and generations never read (the evidence rotation-recovery.ts acts on).
-import { FINGERPRINT_BYTES, looksBinary, sameStart, type KnownFiles } from './file-identity.js';
+import { constants as zlibConstants, gunzipSync } from 'node:zlib';
+import { FINGERPRINT_BYTES, identity, looksBinary, looksCompressed, sameStart, type KnownFiles } from './file-identity.js';
+import { nodeFs, type FollowerFs } from './follower-fs.js';
 import type { Followed } from './followed-file.js';
-import { numberedIndex, numberedName, sameScheme, type Family, type Sibling } from './rotation-family.js';
+import { isCopyName, numberedIndex, numberedName, sameScheme, type Family, type Sibling } from './rotation-family.js';
 
 /**
  * A generation rotated away unseen was written after the last poll that saw the path; its mtime is
@@ -86,8 +88,11 @@ function anchorOf(siblings: Sibling[], base: string): Sibling | undefined {
 /** What rotation recovery found beside a path: generations to read (oldest first), and generations known lost. */
 export interface Generations {
   todo: Array<{ s: Sibling; from: number }>;
-  /** Generations a numbered scheme says were there and that are gone or compressed: their lines are lost. */
-  lost: number;
+  /**
+   * Generations a numbered scheme says were there and that are gone or compressed, oldest first: their
+   * lines are lost. The compressed sibling where there is one (its size tells what was lost), else undefined.
+   */
+  lost: Array<Sibling | undefined>;
 }
 
 /**
@@ -103,6 +108,35 @@ export interface Generations {
  * Generations must not be copies of content read, compressed, or `taken` (followed, or matched by a
  * pattern: the normal path reads those).
  */
+/**
+ * Gzip generations written since the path was last seen and not told before (`known`): each may be a
+ * generation compressed before any read, or a compressed copy of content read; its decompressed start
+ * tells which (rotation recovery asks what was read).
+ */
+export function newCompressed(scan: GenerationScan, siblings: Sibling[], taken: (key: string) => boolean, known: KnownFiles): Sibling[] {
+  return siblings.filter(
+    (s) =>
+      isGzip(s.head) &&
+      !taken(s.key) &&
+      isCopyName(s.name, scan.family.base) &&
+      known.offsetOf(s.key, s.head, s.size) === undefined &&
+      s.mtimeMs >= scan.sinceMs - MTIME_SLACK_MS,
+  );
+}
+
+/** The start of a gzip file's content, from its first bytes (what of it they hold); empty when they hold none. */
+export function gunzipStart(head: Buffer): Buffer {
+  try {
+    return gunzipSync(head, { finishFlush: zlibConstants.Z_SYNC_FLUSH }).subarray(0, FINGERPRINT_BYTES);
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+
+function isGzip(head: Buffer): boolean {
+  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+}
+
 export function generationsToRead(
   scan: GenerationScan,
   siblings: Sibling[],
@@ -120,7 +154,7 @@ export function generationsToRead(
     else if (s.size > offset) todo.push({ s, from: offset });
   }
   const anchor = anchorOf(siblings.filter(scan.anchor), base);
-  if (anchor === undefined) return { todo, lost: 0 };
+  if (anchor === undefined) return { todo, lost: [] };
   const top = numberedIndex(anchor.name, base);
   const newer = (s: Sibling) => top !== undefined && (numberedIndex(s.name, base) ?? top) < top;
   const generations = rest.filter(
@@ -136,14 +170,40 @@ export function generationsToRead(
   const age = (s: Sibling) => (top === undefined ? 0 : -(numberedIndex(s.name, base) ?? 0));
   generations.sort((a, b) => age(a) - age(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const s of generations) todo.push({ s, from: 0 });
-  let lost = 0;
+  const lost: Array<Sibling | undefined> = [];
   if (top !== undefined) {
-    for (let k = 1; k < top; k++) {
+    for (let k = top - 1; k >= 1; k--) {
       // A file seen twice by a walk that a shift ran through is found under either name.
       const name = numberedName(anchor.name, base, k);
       const s = siblings.find((c) => c.name === name || c.alsoAt?.includes(name) === true);
-      if (s === undefined || (s.size > 0 && looksBinary(s.head))) lost++;
+      if (s !== undefined && !(s.size > 0 && looksBinary(s.head))) continue;
+      // Compressed where the scheme puts it (NAME.k.gz for NAME.k)?
+      lost.push(s ?? siblings.find((c) => c.name.startsWith(`${name}.`) && looksCompressed(c.head)));
     }
   }
   return { todo, lost };
+}
+
+/**
+ * What a lost generation held, in bytes: a gzip file's uncompressed size (its trailer's ISIZE, modulo
+ * 4 GiB), another compressed file's own size (a lower bound), a plain file's size.
+ */
+export async function contentBytes(s: Sibling, fs: FollowerFs = nodeFs): Promise<number> {
+  if (!isGzip(s.head) || s.size < 18) return s.size;
+  const fh = await fs.open(s.path).catch(() => undefined);
+  if (fh === undefined) return s.size;
+  try {
+    // Still the file walked (a shift may have put another one at its name since), read at its size now.
+    const st = await fh.stat();
+    if (identity(st) !== s.key || st.size < 18) return s.size;
+    const trailer = Buffer.alloc(4);
+    const { bytesRead } = await fh.read(trailer, 0, 4, st.size - 4);
+    const isize = trailer.readUInt32LE(0);
+    // Deflate expands at most ~1032 times: a larger ISIZE is not this file's trailer (cut short, or not gzip).
+    return bytesRead === 4 && isize <= st.size * 1032 ? isize : st.size;
+  } catch {
+    return s.size;
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
 }

@@ -19,6 +19,12 @@ export async function familyOf(path: string, fs: FollowerFs = nodeFs): Promise<F
   }
 }
 
+/** The family of a path with nothing at it now: its name in its directory's real path (or the directory as given). */
+export async function familyBeside(path: string, fs: FollowerFs = nodeFs): Promise<Family> {
+  const dir = await fs.realpath(dirname(path)).catch(() => dirname(path));
+  return { dir, base: basename(path) };
+}
+
 const SEPARATORS = '.-_';
 
 function extends_(name: string, prefix: string): boolean {

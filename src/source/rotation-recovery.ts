@@ -4,7 +4,7 @@
 // were at the path only between two polls (several rotations per poll) are found among its siblings by
 // the evidence of rotation-evidence.ts and read first, oldest first.
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
-import { identity, keep } from './file-identity.js';
+import { identity, keep, looksCompressed, sameStart } from './file-identity.js';
 import { accept, newFollowed, type Followed, type Probe } from './followed-file.js';
 import type { DrainResult, FollowerContext, PathState } from './follower-context.js';
 import type { TruncationHandler } from './file-reader.js';
@@ -12,14 +12,23 @@ import { findFile } from './follower-resume.js';
 import type { LineSplitter } from './line-splitter.js';
 import type { RotationKind } from './line-sink.js';
 import type { Visible } from './pattern-scan.js';
-import { gapSource, generationsToRead, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
-import { familyOf, openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
+import { contentBytes, gapSource, generationsToRead, gunzipStart, newCompressed, isCopyOf, startOffset, type GenerationScan } from './rotation-evidence.js';
+import { openSibling, probeSiblings, type Family, type Sibling } from './rotation-family.js';
+
+/**
+ * How long a deleted file with nothing at its path yet is held open once draining it finds nothing new.
+ * Its writer may still append (it has not reopened: nothing recreated the path), and on a starved machine
+ * it may do so many polls later; once the path names a new file, the old one is let go of at the next
+ * drain that finds nothing. Holding it only delays freeing its space.
+ */
+export const DEFAULT_DELETED_HOLD_MS = 30_000;
 
 export class RotationRecovery implements TruncationHandler {
   constructor(
     private readonly ctx: FollowerContext,
     /** Reads a followed file (the reader's read): recovery reads the files it finds the same way. */
     private readonly read: (f: Followed) => Promise<DrainResult>,
+    private readonly deletedHoldMs = DEFAULT_DELETED_HOLD_MS,
   ) {}
 
   /**
@@ -56,9 +65,11 @@ export class RotationRecovery implements TruncationHandler {
     }
     const result = await this.read(f);
     if (ctx.stopped || ctx.followed.get(f.key) !== f || f.end === undefined) return;
-    f.idlePolls = result === 'eof' && f.readThisPoll === 0 ? f.idlePolls + 1 : 0;
-    // A deleted file nobody replaced yet gets one more poll: its writer may not have reopened.
-    if (f.idlePolls >= (f.end === 'deleted' ? 2 : 1)) await ctx.retire(f);
+    const idle = result === 'eof' && f.readThisPoll === 0;
+    f.idlePolls = idle ? f.idlePolls + 1 : 0;
+    f.quietSinceMs = idle ? (f.quietSinceMs ?? Date.now()) : undefined;
+    // A deleted file nobody replaced yet is held longer: its writer has not reopened, and may still append.
+    if (f.end === 'deleted' ? f.idlePolls >= 2 && Date.now() - (f.quietSinceMs ?? Date.now()) >= this.deletedHoldMs : f.idlePolls >= 1) await ctx.retire(f);
   }
 
   /** Whether a detached file is done with, and how: its path now names another file, or it was deleted. */
@@ -93,13 +104,17 @@ export class RotationRecovery implements TruncationHandler {
   /** Follows a file seen at `v.path` (`key`) and rotated to a sibling before it was opened, as one renamed away. */
   async followMoved(key: string, v: Visible, now: number): Promise<void> {
     const ctx = this.ctx;
-    const family = await familyOf(v.path, ctx.fs);
-    if (!family) return;
+    const family = await ctx.familyAt(v.path);
     const siblings = await probeSiblings(family, '', ctx.scratch, ctx.headOfFollowed, ctx.fs);
-    const s = siblings.find((c) => c.key === key);
-    if (s === undefined || ctx.stopped || ctx.followed.has(key) || !(await ctx.makeRoom())) return;
+    // By identity; a compressed file with it, or one shorter than the file seen, is another file that was
+    // given its freed inode (the one seen was compressed and removed meanwhile): its lines are lost.
+    const s = siblings.find((c) => c.key === key && !looksCompressed(c.head) && c.size >= v.size);
+    if (ctx.stopped || ctx.followed.has(key)) return;
+    // Nowhere beside the path (deleted, or compressed: the .gz is a new file): what it held when seen is lost.
+    if (s === undefined) return ctx.lost(v.source, v.path, v.size);
+    if (!(await ctx.makeRoom())) return;
     const opened = await openSibling(s, family, ctx.scratch, ctx.fs);
-    if (opened === undefined) return;
+    if (opened === undefined) return ctx.lost(v.source, v.path, s.size);
     if (ctx.stopped || ctx.followed.has(key)) {
       await opened.fh.close().catch(() => undefined);
       return;
@@ -140,7 +155,8 @@ export class RotationRecovery implements TruncationHandler {
       path,
       sinceMs: before.atMs,
       heads: [f.head],
-      anchor: (s) => s.key === before.key,
+      // A compressed file is never the file read before (compressing makes a new file), whatever its inode.
+      anchor: (s) => s.key === before.key && !looksCompressed(s.head),
     };
     const siblings = await probeSiblings(scan.family, '', this.ctx.scratch, this.ctx.headOfFollowed, this.ctx.fs);
     await this.readGenerations(scan, 'rename', siblings);
@@ -213,14 +229,37 @@ export class RotationRecovery implements TruncationHandler {
   private async readGenerations(scan: GenerationScan, kind: RotationKind, siblings: Sibling[]): Promise<void> {
     const ctx = this.ctx;
     const { todo, lost } = generationsToRead(scan, siblings, (key) => ctx.followed.has(key) || ctx.visible.has(key), ctx.known);
-    for (let i = 0; i < lost; i++) ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+    const told = new Set<string>();
+    for (const gone of lost) {
+      ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+      // Compressed: its size is known (gzip's is in its trailer); gone by then: not even that.
+      if (gone === undefined) continue;
+      told.add(gone.key);
+      ctx.known.remember(gone.key, gone.head, gone.size);
+      ctx.lost(scan.source, gone.path, await contentBytes(gone, ctx.fs));
+    }
+    // A gzip generation new since the last look that starts (decompressed) like nothing read was
+    // compressed before any read (logrotate compress without delaycompress, several rotations per poll):
+    // lost, and counted. Either way it is remembered, so a later look does not tell it again.
+    for (const gz of newCompressed(scan, siblings, (key) => ctx.followed.has(key) || ctx.visible.has(key), ctx.known)) {
+      if (told.has(gz.key)) continue;
+      const start = gunzipStart(gz.head);
+      if (start.length === 0) continue;
+      ctx.known.remember(gz.key, gz.head, gz.size);
+      if (scan.heads.some((h) => h.length > 0 && sameStart(h, start)) || (await ctx.wasRead(start))) continue;
+      ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+      ctx.lost(scan.source, gz.path, await contentBytes(gz, ctx.fs));
+    }
     // Stopping does not cut this short: each generation is registered (and reads stop at once), so the
     // final checkpoint holds them all.
     for (const { s, from } of todo) {
       if (ctx.followed.has(s.key)) continue;
       ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, kind));
       const read = await this.readOrphan(s, scan.family, scan.source, scan.path, from, ctx.newSplitter(scan.source, scan.path));
-      if (!read) ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+      if (!read) {
+        ctx.emit(() => ctx.events.rotated?.(scan.source, scan.path, 'unrecovered'));
+        ctx.lost(scan.source, s.path, s.size - from);
+      }
     }
   }
 

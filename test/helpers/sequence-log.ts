@@ -60,6 +60,19 @@ export class SeqSink implements LineSink, SourceEvents {
   skipped(_source: string, bytes: number, reason: SkipReason): void {
     this.skips.push({ bytes, reason });
   }
+  /** Lines the follower estimated lost (files deleted or compressed before it held them), per report. */
+  readonly lostLines: Array<{ path: string; lines: number }> = [];
+  unrecoveredLines(_source: string, path: string, lines: number): void {
+    this.lostLines.push({ path, lines });
+  }
+  /** Lines the follower estimated lost, in all. */
+  get estimatedLost(): number {
+    return this.lostLines.reduce((n, l) => n + l.lines, 0);
+  }
+  /** Bytes the follower reported lost before it could hold their file (skipped, `unrecovered`). */
+  get unrecoveredBytes(): number {
+    return this.skips.filter((s) => s.reason === 'unrecovered').reduce((n, s) => n + s.bytes, 0);
+  }
   partialLine(_source: string, path: string): void {
     this.partials.push(path);
   }

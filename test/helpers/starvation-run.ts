@@ -35,7 +35,11 @@ export interface StarveResult {
 export async function starve(dir: string, o: StarveOptions): Promise<StarveResult> {
   const rng = seeded(o.seed);
   const fs = new StarvedFs();
-  const world = new RotationWorld(dir, o.scheme, (key) => fs.holds(key), o.keep, o.stepwise ?? false);
+  // A file counts as held when the follower follows it through an open descriptor, not when it only has it
+  // open for a moment to read its fingerprint (a walk of the family): such a file, compressed or deleted
+  // before it was followed, was never read, and its lines are excusable.
+  let follower: FileFollower | undefined;
+  const world = new RotationWorld(dir, o.scheme, (key) => fs.holds(key) && follower?.holdsOpen(key) === true, o.keep, o.stepwise ?? false);
   const sink = new SeqSink();
   const pAct = o.pAct ?? 0.15;
   const trace = o.trace;
@@ -70,7 +74,7 @@ export async function starve(dir: string, o: StarveOptions): Promise<StarveResul
     }
   };
   world.write(5);
-  const follower = new FileFollower({ patterns: [world.path], maxLineBytes: 4096, pollIntervalMs: 3_600_000, startAt: 'start', fs }, sink, sink);
+  follower = new FileFollower({ patterns: [world.path], maxLineBytes: 4096, pollIntervalMs: 3_600_000, startAt: 'start', fs }, sink, sink);
   try {
     await follower.start();
     faults = true;

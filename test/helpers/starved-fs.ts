@@ -3,7 +3,7 @@
 // exact step. What a starved machine does by luck (a rotation between a stat and the open after it, a
 // shift in the middle of a directory walk), this does on purpose, the same way every run.
 import { createRng } from '../../src/simulate/random.js';
-import type { Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { identity } from '../../src/source/file-identity.js';
 import { nodeFs, type FollowerFs, type FollowerHandle } from '../../src/source/follower-fs.js';
 
@@ -31,6 +31,8 @@ export class StarvedFs implements FollowerFs {
   /** dev:ino → descriptors the follower holds on it now. */
   readonly held = new Map<string, number>();
   before: BeforeCall;
+  /** Real identity (dev:ino) → the one shown for it: a file system that gave a freed inode to a new file (see reuseInode). */
+  private readonly shown = new Map<string, { dev: number; ino: number }>();
 
   constructor(before: BeforeCall = () => undefined, private readonly base: FollowerFs = nodeFs) {
     this.before = before;
@@ -41,6 +43,20 @@ export class StarvedFs implements FollowerFs {
     if (r !== undefined) await r;
   }
 
+  /**
+   * From now on the file at `path` is shown with the identity of `like` (a file deleted before): what
+   * ext4 and most file systems do by luck when an inode is freed and the next file created gets it.
+   */
+  reuseInode(path: string, like: Stats): void {
+    this.shown.set(identity(statSync(path)), { dev: like.dev, ino: like.ino });
+  }
+
+  private show(st: Stats): Stats {
+    const as = this.shown.get(identity(st));
+    if (as === undefined) return st;
+    return Object.assign(Object.create(Object.getPrototypeOf(st) as object) as Stats, st, as);
+  }
+
   /** Whether the follower holds a descriptor on the file with this identity. */
   holds(key: string): boolean {
     return (this.held.get(key) ?? 0) > 0;
@@ -48,12 +64,12 @@ export class StarvedFs implements FollowerFs {
 
   async stat(path: string): Promise<Stats> {
     await this.step('stat', path);
-    return this.base.stat(path);
+    return this.show(await this.base.stat(path));
   }
 
   async lstat(path: string): Promise<Stats> {
     await this.step('lstat', path);
-    return this.base.lstat(path);
+    return this.show(await this.base.lstat(path));
   }
 
   async readdir(path: string): Promise<string[]> {
@@ -85,7 +101,7 @@ export class StarvedFs implements FollowerFs {
       },
       stat: async () => {
         await this.step('fstat', path, key);
-        return fh.stat();
+        return this.show(await fh.stat());
       },
       close: async () => {
         await this.step('close', path, key);

@@ -14,7 +14,9 @@ const PATTERNS = {
 } as const;
 
 describe.each(Object.entries(PATTERNS))('delete and recreate, pattern: %s', (name, patternFor) => {
-  const fx = followerFixture({ prefix: 'zpe-delete-', pattern: patternFor, started: true, checkFds: true });
+  // No hold of a deleted file once drained (deletedHoldMs, default 30 s): these tests are about when it is let
+  // go of; the hold itself is tested in test/unit/source/reliability-starvation-regressions.test.ts.
+  const fx = followerFixture({ prefix: 'zpe-delete-', pattern: patternFor, started: true, checkFds: true, options: { startAt: 'start', deletedHoldMs: 0 } });
 
   it('delete, late writes to the deleted file, recreate: all within one poll', async () => {
     const { path, sink, w, follower } = fx;

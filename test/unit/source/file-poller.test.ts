@@ -13,7 +13,7 @@ describe('the poller', () => {
     const dir = tempDir('zpe-poller-');
     const sink = new SeqSink();
     const a = new SeqWriter(join(dir, 'a.log'));
-    const follower = new FileFollower({ patterns: [join(dir, '*.log')], maxLineBytes: 4096, pollIntervalMs: 3_600_000 }, sink, sink);
+    const follower = new FileFollower({ patterns: [join(dir, '*.log')], maxLineBytes: 4096, pollIntervalMs: 3_600_000, deletedHoldMs: 0 }, sink, sink);
     try {
       a.write(5); // there at start: start-at=end skips them
       await follower.start();
@@ -24,7 +24,7 @@ describe('the poller', () => {
       await follower.pollOnce();
       expect(follower.followedCount).toBe(2);
       expect(sink.audit(9).missing).toEqual([1, 2, 3, 4, 5]);
-      // Deleted: drained, then let go of after two polls that found nothing new (its writer may not have reopened).
+      // Deleted: drained, then let go of after two polls that found nothing new (held no longer: deletedHoldMs 0).
       unlinkSync(join(dir, 'b.log'));
       b.close();
       await follower.pollOnce();

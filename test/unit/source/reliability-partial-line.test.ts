@@ -111,7 +111,8 @@ describe('partial lines', () => {
 
   it('deleted with an unterminated last line: delivered once the file is let go of', async () => {
     const { path, sink, w } = fx;
-    const follower = await fx.follow();
+    // Let go of at the second poll that finds nothing (no hold for a starved writer: deletedHoldMs 0).
+    const follower = await fx.follow({ deletedHoldMs: 0 });
     w.write(1);
     w.raw(seqLine(2));
     await follower.pollOnce();

@@ -4,7 +4,7 @@
 // writer and the rotator at chosen steps (or at seeded ones, the same every run), so each interleaving is
 // replayed exactly, whatever the load. Every line is counted exactly once, except the lines of a file that
 // was deleted or compressed before the follower ever held it open.
-import { existsSync, renameSync, unlinkSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { walkOrder } from '../../../src/source/rotation-family.js';
 import { followerFixture } from '../../helpers/follower-fixture.js';
@@ -122,26 +122,41 @@ describe('a file replaced between the stat and the open', () => {
  * reopens), several rotations per poll. Stepwise, each rename of a shift is a step of its own, so the
  * follower also sees half-shifted directories.
  */
-const SEEDS = [1, 2, 3];
+const SEEDS = seedRange(process.env.STARVE_SEEDS ?? '1-3');
+
+/** `1-3` → [1, 2, 3]; a sweep runs more: STARVE_SEEDS=1-30 CI=true npx vitest run THIS_FILE. */
+function seedRange(spec: string): number[] {
+  const [from, to = from] = spec.split('-').map(Number) as [number, number?];
+  if (!Number.isInteger(from) || !Number.isInteger(to) || to < from) throw new Error(`STARVE_SEEDS: give FROM-TO, not ${spec}`);
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
 
 /**
  * What the harness found and is not fixed yet (bench/RESULTS.md, "Rotation under starvation"), so not
- * asserted here: copytruncate several times per poll reads some lines twice; compress at once (no
- * delaycompress) and delete-and-recreate lose, in some runs, lines of a file the follower had opened.
- * Each kind is still run, and holds what it holds; bench/rotation-soak.mjs shows the same kinds on a real writer.
+ * asserted here: copytruncate several times per poll reads some lines twice (and, in seed 30 at once, loses
+ * 10 lines of a copy: so STARVE_SEEDS=1-30 fails there; docs/reliability.md, "The limits"). Compress and delete lose only the lines of files
+ * compressed or deleted before the follower held them (the harness's `excusable`): asserted.
  */
-const NOT_YET: Partial<Record<string, 'loss' | 'duplicates'>> = { copytruncate: 'duplicates', compress: 'loss', delete: 'loss' };
+const NOT_YET: Partial<Record<string, 'duplicates'>> = { copytruncate: 'duplicates' };
 
 describe.each(SCHEMES)('starved follower, %s rotations at several per poll', (scheme) => {
   it.each(SEEDS.flatMap((seed) => [false, true].map((stepwise) => ({ seed, stepwise }))))(
     'seed $seed, stepwise $stepwise: every line once, or in a file that vanished before it was held',
     async ({ seed, stepwise }) => {
       const dir = tempDir(`zpe-starve-${scheme}-`);
-      const r = await starve(dir, { scheme, seed, stepwise, polls: stepwise ? 80 : 40 });
+      // Removed at once (tempDir's own removal after the file stays as the fallback): a sweep of many
+      // seeds would leave thousands of files for the end.
+      const r = await starve(dir, { scheme, seed, stepwise, polls: stepwise ? 80 : 40 }).finally(() => rmSync(dir, { recursive: true, force: true }));
       expect(r.world.rotations).toBeGreaterThan(stepwise ? 5 : 20);
       expect(r.sink.garbled).toEqual([]);
       if (NOT_YET[scheme] !== 'duplicates') expect(r.duplicated).toEqual([]);
-      if (NOT_YET[scheme] !== 'loss') expect(r.unexcused).toEqual([]);
+      expect(r.unexcused).toEqual([]);
+      if (scheme === 'compress' && !stepwise) {
+        // Compressed at once, most generations are never read; each is counted unrecovered, with its lines
+        // estimated from its uncompressed size: the estimate is within a quarter of the lines lost.
+        expect(r.missing.length).toBeGreaterThan(0);
+        expect(Math.abs(r.sink.estimatedLost - r.missing.length)).toBeLessThanOrEqual(r.missing.length / 4);
+      }
       if (scheme === 'rename' || scheme === 'numbered' || scheme === 'create') {
         // Nothing vanished: every line. A shift seen half-done (stepwise) leaves a hole in the numbers, and
         // may count a generation as unrecovered that was not lost (an over-count); done at once, never.

@@ -1,0 +1,226 @@
+// Named regression cases for what the starvation harness (and loaded CI runs) found, each replayed exactly
+// through the follower's fs seam (StarvedFs): the rotation, stall or inode reuse lands at the one step
+// where it did harm, so the case fails the same way on an idle or a starved machine.
+import { existsSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { followerFixture } from '../../helpers/follower-fixture.js';
+import { StarvedFs } from '../../helpers/starved-fs.js';
+
+/** logrotate's numbered shift: NAME.k → NAME.k+1 (oldest first), then NAME → NAME.1. */
+function rotate(path: string): void {
+  let k = 1;
+  while (existsSync(`${path}.${k}`)) k++;
+  for (; k > 1; k--) renameSync(`${path}.${k - 1}`, `${path}.${k}`);
+  renameSync(path, `${path}.1`);
+}
+
+describe('the loaded CI loss: lines 2535–2678 missing, numbered shift every ~25 ms, no generation deleted', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-family-', checkFds: true });
+
+  it('the file just opened is rotated away before its family is resolved, and its writer has not reopened: the generations between are still read', async () => {
+    // The poll opened the file at the path (C); two generations back it had read A, and B was at the path
+    // only between the polls. Before C's directory and name were resolved (realpath of the path), C was
+    // rotated too and the writer, starved, had not created the path again: realpath failed, C was followed
+    // with no family, and the generations between A and C (B) were never looked for. Nothing counted them.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5);
+    await follower.pollOnce(); // A read
+    rotate(path);
+    w.reopen();
+    w.write(7); // B: at the path only between two polls
+    rotate(path);
+    w.reopen();
+    w.write(7); // C
+    // B was last written well before this poll (a starved follower polls late): its mtime is no evidence.
+    const past = new Date(Date.now() - 10_000);
+    utimesSync(`${path}.1`, past, past);
+    let hit = 0;
+    fs.before = ({ op, path: at }) => {
+      if (op === 'realpath' && at === path && hit === 0) {
+        hit++;
+        rotate(path); // C → .1, and nothing at the path until the writer reopens
+        w.write(3); // still to C
+      }
+    };
+    await follower.pollOnce();
+    fs.before = () => undefined;
+    expect(hit).toBe(1);
+    w.reopen();
+    w.write(4);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 7 + 7 + 3 + 4);
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toEqual([]);
+  });
+});
+
+/** logrotate's compress (no delaycompress): NAME.1 → NAME.1.gz, a new file, and NAME.1 removed. */
+function compress(one: string): void {
+  writeFileSync(`${one}.gz`, gzipSync(readFileSync(one)));
+  unlinkSync(one);
+}
+
+/** The shift with compressed generations: NAME.k.gz → NAME.(k+1).gz, then NAME → NAME.1. */
+function rotateCompressed(path: string): void {
+  let k = 1;
+  while (existsSync(`${path}.${k}.gz`)) k++;
+  for (; k > 1; k--) renameSync(`${path}.${k - 1}.gz`, `${path}.${k}.gz`);
+  renameSync(path, `${path}.1`);
+}
+
+describe('gzip bytes read as a line (seen once at load 18: "compress, seed 3, stepwise false")', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-gzip-', checkFds: true });
+
+  it('a compressed generation given the inode of an empty file read and let go of is not taken for that file grown', async () => {
+    // B was rotated away empty (the writer reopened and wrote nothing before the next rotation), drained
+    // and let go of, and remembered as read to offset 0 with an empty fingerprint. Compressing it freed its
+    // inode, and the file system gave that inode to the next .gz. The remembered empty fingerprint is a
+    // prefix of anything, so the .gz passed as B grown since, and was read from 0 as lines. Which inode a
+    // new file gets depends on what else the machine creates meanwhile: hence once, under load.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5); // A
+    await follower.pollOnce();
+    rotateCompressed(path);
+    w.reopen(); // B, left empty
+    compress(`${path}.1`); // A compressed under the follower's descriptor: drained through it
+    await follower.pollOnce();
+    await follower.pollOnce();
+    const b = statSync(path);
+    rotateCompressed(path);
+    w.reopen(); // C
+    w.write(6);
+    await follower.pollOnce();
+    await follower.pollOnce(); // B let go of, remembered empty
+    compress(`${path}.1`); // B gone: its inode is free
+    rotateCompressed(path);
+    w.reopen(); // D
+    w.write(4);
+    compress(`${path}.1`); // C compressed (it was held open: drained); its .gz gets B's old inode
+    fs.reuseInode(`${path}.1.gz`, b);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    await follower.pollOnce();
+    expect(sink.garbled).toEqual([]);
+    sink.expectExactlyOnce(5 + 6 + 4);
+  });
+  it('the file seen at the path is rotated and compressed before the open, and a .gz gets its inode: the .gz is not followed as it', async () => {
+    // What "compress, seed 15, stepwise false" does on ext4: the poll's stat saw X at the path; before the
+    // open, X was rotated, compressed (X removed) and the next .gz was given X's inode. The open found the
+    // new file at the path, and the follower looked beside it for X by identity: it found the .gz and read
+    // it from its start as X.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5); // A
+    await follower.pollOnce();
+    rotateCompressed(path);
+    w.reopen();
+    w.write(6); // X: seen by the next poll's stat, never opened
+    const x = statSync(path);
+    let hit = 0;
+    fs.before = ({ op, path: at }) => {
+      if (op === 'open' && at === path && hit === 0) {
+        hit++;
+        compress(`${path}.1`); // A, drained through its descriptor already
+        rotateCompressed(path);
+        w.reopen();
+        w.write(4); // Y
+        compress(`${path}.1`); // X gone before any read: its 6 lines are lost
+        fs.reuseInode(`${path}.1.gz`, x);
+      }
+    };
+    await follower.pollOnce();
+    fs.before = () => undefined;
+    expect(hit).toBe(1);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    expect(sink.garbled).toEqual([]);
+    expect(sink.audit(w.last)).toEqual({ missing: [6, 7, 8, 9, 10, 11], duplicated: [] });
+    // X's loss is counted: the bytes its stat showed, and the lines they held by the source's line length.
+    expect(sink.unrecoveredBytes).toBe(x.size);
+    expect(sink.lostLines).toEqual([{ path, lines: 6 }]);
+  });
+});
+
+describe('compress at once (no delaycompress), several rotations per poll: what was never read is counted', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-counted-', checkFds: true });
+
+  it('a generation compressed before any read is counted unrecovered with its lines estimated; the .gz of a file read is not', async () => {
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
+    w.write(5); // A
+    await follower.pollOnce();
+    rotateCompressed(path);
+    w.reopen(); // B
+    compress(`${path}.1`); // A: read, held, drained through its descriptor; its .gz holds nothing new
+    w.write(6);
+    const bBytes = statSync(path).size;
+    rotateCompressed(path);
+    w.reopen(); // C
+    compress(`${path}.1`); // B: never seen by a poll
+    w.write(4);
+    for (let i = 0; i < 3; i++) await follower.pollOnce();
+    expect(sink.audit(w.last)).toEqual({ missing: [6, 7, 8, 9, 10, 11], duplicated: [] });
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toHaveLength(1);
+    expect(sink.unrecoveredBytes).toBe(bBytes); // the uncompressed size, from the gzip trailer
+    expect(sink.lostLines).toEqual([{ path: `${path}.1.gz`, lines: 6 }]);
+    // Looked at again by the next rotation, it is not counted twice.
+    rotateCompressed(path);
+    w.reopen();
+    compress(`${path}.1`);
+    w.write(2);
+    for (let i = 0; i < 2; i++) await follower.pollOnce();
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toHaveLength(1);
+    expect(sink.audit(w.last).missing).toEqual([6, 7, 8, 9, 10, 11]);
+  });
+});
+
+describe('a deleted file whose writer is starved (the hypothesis of the last session, for the delete scheme)', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-deleted-', checkFds: true });
+
+  it('deleted, nothing at the path for many polls, then written again through the old descriptor: every line, read through the follower’s descriptor', async () => {
+    // The writer deleted its own file and, starved, neither recreated the path nor wrote for several polls;
+    // then it wrote its last lines to the deleted file and only then created the path again. A deleted file
+    // with nothing at its path was let go of after two polls that found nothing new, and those last lines,
+    // in a file the follower had held open, were lost.
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
+    w.write(5);
+    await follower.pollOnce();
+    unlinkSync(path);
+    w.write(2); // to the deleted file
+    for (let i = 0; i < 12; i++) await follower.pollOnce(); // the writer stalls: polls find nothing new
+    w.write(3); // still to the deleted file, many polls later
+    await follower.pollOnce();
+    w.reopen(); // the path again
+    w.write(4);
+    for (let i = 0; i < 3; i++) await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 2 + 3 + 4);
+  });
+
+  it('once the path names a new file again, the deleted one is let go of at the next poll that finds nothing in it', async () => {
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5);
+    await follower.pollOnce();
+    const deleted = statSync(path);
+    unlinkSync(path);
+    w.write(2);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    expect(fs.holds(`${deleted.dev}:${deleted.ino}`)).toBe(true); // held: its writer may still append
+    w.reopen();
+    w.write(4);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    expect(fs.holds(`${deleted.dev}:${deleted.ino}`)).toBe(false);
+    sink.expectExactlyOnce(5 + 2 + 4);
+  });
+});
