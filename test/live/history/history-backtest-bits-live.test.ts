@@ -9,7 +9,9 @@
 //
 // A fixed list of seeds (each names its scenario and the spread of its records over series), each seed's
 // log 4 days after the previous one's, so no window (3 d at most) reads another seed's samples; one
-// Prometheus holds them all. A failure names its seed.
+// Prometheus holds them all. A failure names its seed. One seed's export carries an extra target label
+// whose name sorts after the series' own (zone), which changes the order of the sum: the backtest is
+// given its name, as it must be to agree (told only job and instance, that seed fails).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +31,11 @@ const BASE_MS = Date.UTC(2025, 2, 3, 0, 0, 0);
 const DAY_MS = 86_400_000;
 /** Seeds, run in this order; seed % SCENARIOS.length picks the scenario. */
 const SEEDS = [11, 12, 13, 14, 15, 21, 26] as const;
+/**
+ * A seed exported with one more target label, named after every label of the series (`zone` > `route`):
+ * it changes Prometheus' order where one series lacks a label another has, so the backtest is told its name.
+ */
+const EXTRA_TARGET: Readonly<Record<number, readonly [string, string]>> = { 26: ['zone', 'eu-west-1'] };
 
 /**
  * Per 30 s step, periodic over the 10 steps of the 5 m window, so every full 5 m window (and every 30 m
@@ -152,10 +159,12 @@ beforeAll(async () => {
   for (const [i, seed] of SEEDS.entries()) {
     const g = generate(seed, i);
     const rows: BacktestRow[] = [];
-    const result = await backtest(config, [g.file], { stepMs: STEP_MS, nowMs }, (r) => void rows.push(r));
+    const extra = EXTRA_TARGET[seed];
+    const labels: (readonly [string, string])[] = [['job', 'zero-plane-exporter'], ['instance', 'backfill'], ...(extra === undefined ? [] : [extra])];
+    const result = await backtest(config, [g.file], { stepMs: STEP_MS, nowMs, targetLabelNames: labels.map(([k]) => k) }, (r) => void rows.push(r));
     const out = join(dir, `export-${seed}`);
     mkdirSync(out);
-    const ex = await exportOpenMetrics(config, [g.file], { stepMs: 15_000, nowMs, labels: [['job', 'zero-plane-exporter'], ['instance', 'backfill']], to: { dir: out }, version: 'test' });
+    const ex = await exportOpenMetrics(config, [g.file], { stepMs: 15_000, nowMs, labels, to: { dir: out }, version: 'test' });
     for (const f of ex.files) prometheus.backfill(f);
     const first = rows[0]?.timeMs as number;
     const last = rows.at(-1)?.timeMs as number;
