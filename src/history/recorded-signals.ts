@@ -71,9 +71,8 @@ export function signalValue(ref: SignalRef, w: WindowSums, ctx: SignalContext, c
     case 'cohortAboveCeiling':
     case 'cohortHitRequests': {
       if (cohort === undefined) return undefined;
-      const own = (c: { cohort: string }) => c.cohort === cohort;
-      const count = w.sum('hitCount', true, own);
-      return ref.signal === 'cohortHitRequests' ? times(count, w.seconds) : ratio(minus(count, w.sum(ctx.ceilingBucket, true, own)), count);
+      const count = w.sum('hitCount', true, cohort);
+      return ref.signal === 'cohortHitRequests' ? times(count, w.seconds) : ratio(minus(count, w.sum(ctx.ceilingBucket, true, cohort)), count);
     }
     case 'burnRate':
     case 'sloEvents': {

@@ -30,6 +30,8 @@ export type Selection =
   | 'lines'
   | `bucket:${number}`;
 
+type Family = { name: string; labelNames: readonly string[]; eachSeries(): Iterable<{ labels: readonly string[]; value: number }> };
+
 /** One stored series: where its values are kept, its labels as the TSDB has them (for the order), its cohort. */
 export interface SeriesColumn {
   ring: 0 | 1;
@@ -45,11 +47,12 @@ const SHORT = 1;
 export interface WindowSums {
   seconds: number;
   /**
-   * Σ rate() (`perSecond`) or Σ increase() over the window of the selection's series (those `only`
-   * keeps), in Prometheus' order; undefined when the window holds fewer than two steps (no series has a
-   * rate yet). With no series it is 0: an export writes every series from the first step, at 0 until it exists.
+   * Σ rate() (`perSecond`) or Σ increase() over the window of the selection's series (of one cohort if
+   * given), in Prometheus' order; undefined when the window holds fewer than two steps (no series has a
+   * rate yet). With no series it is 0: an export writes every series from the first step, at 0 until it
+   * exists. Worked out once per window and step: every alert reads the same sums.
    */
-  sum(selection: Selection, perSecond: boolean, only?: (c: SeriesColumn) => boolean): number | undefined;
+  sum(selection: Selection, perSecond: boolean, cohort?: string): number | undefined;
   /** Lines read up to the step now. */
   linesNow: number;
 }
@@ -70,17 +73,20 @@ export interface SeriesTotalsOptions {
 
 /** Rows of per-series totals, one per step, `size` kept; a row is as wide as the series were at its step. */
 class StepRows {
-  private readonly rows: Float64Array[];
+  private readonly rows: (Float64Array | undefined)[];
   width = 0;
   constructor(readonly size: number) {
-    this.rows = new Array<Float64Array>(size);
+    this.rows = new Array<Float64Array | undefined>(size);
   }
-  put(step: number, row: Float64Array): void {
+  /** The row of `step`, zeroed: the buffer of the step it replaces when as wide (no garbage per step). */
+  take(step: number): Float64Array {
+    const old = this.rows[step % this.size];
+    const row = old !== undefined && old.length === this.width ? old.fill(0) : new Float64Array(this.width);
     this.rows[step % this.size] = row;
+    return row;
   }
-  /** The value of column `at` at `step` (0 where the series did not exist yet). */
-  get(step: number, at: number): number {
-    return (this.rows[step % this.size] as Float64Array)[at] ?? 0;
+  row(step: number): Float64Array {
+    return this.rows[step % this.size] as Float64Array;
   }
 }
 
@@ -109,56 +115,54 @@ export class SeriesTotals {
 
   /** The counters of `metrics` as the step at `timeMs`. */
   push(timeMs: number, metrics: ExporterMetrics): void {
-    const long: number[] = [];
-    const short: number[] = [];
-    const put = (c: SeriesColumn, v: number) => {
-      (c.ring === LONG ? long : short)[c.at] = v;
-    };
-    const scalar = (family: { name: string; labelNames: readonly string[]; eachSeries(): Iterable<{ labels: readonly string[]; value: number }> }, ring: 0 | 1, selectionsOf: (labels: readonly string[]) => Selection[]) => {
-      for (const s of family.eachSeries()) {
-        let cols = this.columnsOf.get(s);
-        if (cols === undefined) {
-          const sel = selectionsOf(s.labels);
-          cols = sel.length === 0 ? [] : [this.column(ring, `${family.name}`, family.labelNames, s.labels, undefined, '', sel)];
-          this.columnsOf.set(s, cols);
-        }
-        for (const c of cols) put(c, s.value);
-      }
-    };
     const m = metrics;
-    scalar(m.requests, LONG, (l) => ['requests', l[0] === 'true' ? 'hitRequests' : 'notHitRequests']);
     const n = this.o.bounds.length;
+    // Columns first (a new series gets its own), so the step's rows are allocated at their final width.
+    const scalars: [Family, 0 | 1, (labels: readonly string[]) => Selection[]][] = [
+      [m.requests, LONG, (l) => ['requests', l[0] === 'true' ? 'hitRequests' : 'notHitRequests']],
+      [m.degraded, SHORT, () => ['degraded']],
+      [m.warmup, SHORT, (l) => (l[0] === 'hit' ? ['warmup', 'warmupHits'] : ['warmup'])],
+      [m.optIn, SHORT, (l) => (l[0] === 'malformed' ? ['optInMalformed'] : [])],
+      [m.parseErrors, SHORT, () => ['parseErrors']],
+      [m.lines, SHORT, () => ['lines']],
+    ];
+    for (const [family, ring, selectionsOf] of scalars) {
+      for (const s of family.eachSeries()) {
+        if (this.columnsOf.has(s)) continue;
+        const sel = selectionsOf(s.labels);
+        this.columnsOf.set(s, sel.length === 0 ? [] : [this.column(ring, family.name, family.labelNames, s.labels, undefined, '', sel)]);
+      }
+    }
     const d = m.duration;
     for (const s of d.eachSeries()) {
-      let cols = this.columnsOf.get(s);
-      if (cols === undefined) {
-        cols = [];
-        if (s.labels[0] === 'true') {
-          const cohort = s.labels[3] as string;
-          if (!this.stable.has(cohort) && !this.cohorts.includes(cohort)) this.cohorts.push(cohort);
-          cols.push(this.column(LONG, `${d.name}_count`, d.labelNames, s.labels, undefined, cohort, ['hitCount']));
-          for (let i = 0; i <= n; i++) {
-            const le = i === n ? '+Inf' : canonicalNumber(this.o.bounds[i] as number);
-            cols.push(this.column(i === this.ceilingIndex ? LONG : SHORT, `${d.name}_bucket`, d.labelNames, s.labels, le, cohort, [`bucket:${i}`]));
-          }
+      if (this.columnsOf.has(s)) continue;
+      const cols: SeriesColumn[] = [];
+      if (s.labels[0] === 'true') {
+        const cohort = s.labels[3] as string;
+        if (!this.stable.has(cohort) && !this.cohorts.includes(cohort)) this.cohorts.push(cohort);
+        cols.push(this.column(LONG, `${d.name}_count`, d.labelNames, s.labels, undefined, cohort, ['hitCount']));
+        for (let i = 0; i <= n; i++) {
+          const le = i === n ? '+Inf' : canonicalNumber(this.o.bounds[i] as number);
+          cols.push(this.column(i === this.ceilingIndex ? LONG : SHORT, `${d.name}_bucket`, d.labelNames, s.labels, le, cohort, [`bucket:${i}`]));
         }
-        this.columnsOf.set(s, cols);
       }
+      this.columnsOf.set(s, cols);
+    }
+    const rows = [this.rings[LONG].take(this.pushed), this.rings[SHORT].take(this.pushed)] as const;
+    const put = (c: SeriesColumn, v: number) => {
+      (rows[c.ring] as Float64Array)[c.at] = v;
+    };
+    for (const [family] of scalars) for (const s of family.eachSeries()) for (const c of this.columnsOf.get(s) as SeriesColumn[]) put(c, s.value);
+    for (const s of d.eachSeries()) {
+      const cols = this.columnsOf.get(s) as SeriesColumn[];
       if (cols.length === 0) continue;
       put(cols[0] as SeriesColumn, s.count);
       let acc = 0;
       for (let i = 0; i < n; i++) put(cols[i + 1] as SeriesColumn, (acc += s.counts[i] as number));
       put(cols[n + 1] as SeriesColumn, s.count);
     }
-    scalar(m.degraded, SHORT, () => ['degraded']);
-    scalar(m.warmup, SHORT, (l) => (l[0] === 'hit' ? ['warmup', 'warmupHits'] : ['warmup']));
-    scalar(m.optIn, SHORT, (l) => (l[0] === 'malformed' ? ['optInMalformed'] : []));
-    scalar(m.parseErrors, SHORT, () => ['parseErrors']);
     let lines = 0;
     for (const s of m.lines.eachSeries()) lines += s.value;
-    scalar(m.lines, SHORT, () => ['lines']);
-    this.rings[LONG].put(this.pushed, Float64Array.from(long, (v) => v ?? 0));
-    this.rings[SHORT].put(this.pushed, Float64Array.from(short, (v) => v ?? 0));
     this.pushed++;
     this.nowMs = timeMs;
     this.lines = lines;
@@ -188,24 +192,42 @@ export class SeriesTotals {
     const back = Math.min(steps, now);
     const endMs = this.nowMs;
     const startMs = endMs - windowMs;
-    const firstMs = endMs - back * stepMs;
-    const rings = this.rings;
+    const samples = { firstMs: endMs - back * stepMs, first: 0, lastMs: endMs, last: 0, count: back + 1 };
+    // Each ring's rows at both ends (a row is shorter than the ring when series came after it: those are 0).
+    const kept = this.rings.map((r) => steps < r.size);
+    const ends = back < 1 ? undefined : this.rings.map((r) => [r.row(now - back), r.row(now)] as const);
+    const sum = (selection: Selection, perSecond: boolean, cohort?: string): number | undefined => {
+      if (ends === undefined) return undefined;
+      let total: number | undefined;
+      for (const c of this.selections.get(selection) ?? []) {
+        if (cohort !== undefined && c.cohort !== cohort) continue;
+        if (!kept[c.ring]) throw new Error(`${selection} is not kept for ${windowMs / 1000} s`);
+        const [then, at] = ends[c.ring] as readonly [Float64Array, Float64Array];
+        samples.first = then[c.at] ?? 0;
+        samples.last = at[c.at] ?? 0;
+        // A series that did not move adds 0 (its rate is 0 × a finite factor), which changes no sum: skipped.
+        if (samples.last === samples.first) {
+          total ??= 0;
+          continue;
+        }
+        const r = extrapolatedRate(samples, startMs, endMs, perSecond) as number;
+        // PromQL's sum: the first series' value, then each next one added to it.
+        total = total === undefined ? r : total + r;
+      }
+      return total ?? 0;
+    };
+    const rates = new Map<Selection, number | undefined>();
+    const increases = new Map<Selection, number | undefined>();
     return {
       seconds: windowMs / 1000,
       linesNow: this.lines,
-      sum: (selection, perSecond, only) => {
-        if (back < 1) return undefined;
-        let total: number | undefined;
-        for (const c of this.selections.get(selection) ?? []) {
-          if (only !== undefined && !only(c)) continue;
-          const rows = rings[c.ring];
-          if (steps >= rows.size) throw new Error(`${selection} is kept for ${((rows.size - 1) * stepMs) / 1000} s, not ${windowMs / 1000} s`);
-          const samples = { firstMs, first: rows.get(now - back, c.at), lastMs: endMs, last: rows.get(now, c.at), count: back + 1 };
-          const r = extrapolatedRate(samples, startMs, endMs, perSecond) as number;
-          // PromQL's sum: the first series' value, then each next one added to it.
-          total = total === undefined ? r : total + r;
-        }
-        return total ?? 0;
+      sum: (selection, perSecond, cohort) => {
+        // The canary's per-cohort sums are read once per cohort: not worth a key.
+        if (cohort !== undefined) return sum(selection, perSecond, cohort);
+        const known = perSecond ? rates : increases;
+        let v = known.get(selection);
+        if (v === undefined && !known.has(selection)) known.set(selection, (v = sum(selection, perSecond)));
+        return v;
       },
     };
   }
