@@ -1,7 +1,7 @@
 // `backtest`: the pack's alerts evaluated on a log's own timeline. The logs are replayed (replay.ts) at the
-// rule evaluation step; after each step the counters' totals are kept (step-totals.ts), every alert of
-// src/pack/alert-specs.ts with a condition over the log is evaluated from them with the recording rules'
-// arithmetic (recorded-signals.ts): the same comparisons, thresholds, windows and traffic guards, from the
+// rule evaluation step; after each step the counters are kept series by series (series-totals.ts), every
+// alert of src/pack/alert-specs.ts with a condition over the log is evaluated from them as Prometheus
+// evaluates the recording rules over an export (recorded-signals.ts): the same comparisons, thresholds, windows and traffic guards, from the
 // same specs the rules are rendered from, and the same pending/for/keep_firing_for states as Prometheus
 // (alert-state.ts). The whole input is one aggregation group (one job); the canary is per cohort.
 import type { Config } from '../config/schema.js';
@@ -14,7 +14,7 @@ import { sloWindows } from '../pack/slos.js';
 import { AlertState, type FiringInterval } from './alert-state.js';
 import { hitQuantile, signalContext, signalValue, type SignalContext } from './recorded-signals.js';
 import { replay, type ReplaySummary } from './replay.js';
-import { StepTotalsRing, type WindowTotals } from './step-totals.js';
+import { SeriesTotals, type WindowSums } from './series-totals.js';
 
 export interface BacktestOptions {
   /** The evaluation step (pack.evaluationInterval unless --step says otherwise). */
@@ -26,7 +26,15 @@ export interface BacktestOptions {
   interrupt?: AbortSignal;
   /** The longest timeline (ReplayOptions.maxSpanMs). */
   maxSpanMs?: number;
+  /**
+   * The names of the target labels of the export this backtest is to agree with (`export --label`;
+   * default job and instance): they can change the order Prometheus sums series in, so the last bit.
+   */
+  targetLabelNames?: readonly string[];
 }
+
+/** The target labels an export writes unless told otherwise. */
+export const DEFAULT_TARGET_LABEL_NAMES: readonly string[] = ['job', 'instance'];
 
 /** The four signals (and the share above the ceiling) over the rate window at one step, as the recording rules have them. */
 export interface BacktestRow {
@@ -85,7 +93,15 @@ export async function backtest(config: Config, files: readonly string[], opts: B
   if (bad !== undefined) throw new Error(`the step (${step} ms) must divide every window the alerts read (${bad} ms does not)`);
   const bounds = histogramBuckets(config);
   const t = thresholds(config.signals);
-  const ring = new StepTotalsRing(bounds, t.ceiling, step, Math.max(...windows), config.pack.rateWindow, config.signals.stableCohorts);
+  const ring = new SeriesTotals({
+    bounds,
+    ceiling: t.ceiling,
+    stepMs: step,
+    longestWindowMs: Math.max(...windows),
+    rateWindowMs: config.pack.rateWindow,
+    stableCohorts: config.signals.stableCohorts,
+    targetLabelNames: opts.targetLabelNames ?? DEFAULT_TARGET_LABEL_NAMES,
+  });
   const ctx: SignalContext = signalContext(config, bounds);
   const specs = alertSpecs(config, groupingOf(config));
   const evaluated = specs.filter((s) => s.condition !== undefined);
@@ -104,15 +120,15 @@ export async function backtest(config: Config, files: readonly string[], opts: B
   for (const spec of evaluated) if (!spec.per.includes('cohort')) instanceOf(spec, undefined);
 
   const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, input: opts.input, interrupt: opts.interrupt, maxSpanMs: opts.maxSpanMs }, async (timeMs, pipeline) => {
-    ring.push(pipeline.metrics);
-    const cache = new Map<number, WindowTotals>();
+    ring.push(timeMs, pipeline.metrics);
+    const cache = new Map<number, WindowSums>();
     const win = (ms: number) => {
       let w = cache.get(ms);
       if (w === undefined) cache.set(ms, (w = ring.window(ms)));
       return w;
     };
     const rate = win(config.pack.rateWindow);
-    for (const spec of evaluated) if (spec.per.includes('cohort')) for (const cohort of rate.cohorts.keys()) instanceOf(spec, cohort);
+    for (const spec of evaluated) if (spec.per.includes('cohort')) for (const cohort of ring.cohorts) instanceOf(spec, cohort);
     for (const i of instances) i.state.step(timeMs, evaluate(i.spec, i.cohort, win, ctx));
     const value = (signal: 'hitRate' | 'aboveCeiling' | 'degraded' | 'warmupEfficiency' | 'requests' | 'hitRequests') =>
       signalValue({ signal, window: config.pack.rateWindow }, rate, ctx);
@@ -160,7 +176,7 @@ function instanceLabels(spec: AlertSpec): Record<string, string> {
  * writes it, `all` is the first comparison's value when every one holds, `any` the first that holds
  * (PromQL's `or` keeps its left side), and every guard must hold too.
  */
-function evaluate(spec: AlertSpec, cohort: string | undefined, win: (ms: number) => WindowTotals, ctx: SignalContext): number | undefined {
+function evaluate(spec: AlertSpec, cohort: string | undefined, win: (ms: number) => WindowSums, ctx: SignalContext): number | undefined {
   const condition = spec.condition;
   if (condition === undefined) return undefined;
   const held = (c: Comparison): number | undefined => {

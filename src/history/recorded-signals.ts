@@ -1,85 +1,99 @@
-// The value of each signal an alert compares (src/pack/conditions.ts), over one window of a replay, with
-// the arithmetic of the recording rules that Prometheus evaluates (src/pack/recording-rules.ts): a rate is
-// the increase times 1/seconds (what rate() multiplies by when the samples span the window), a count from
-// a rate is that rate times the seconds again, a ratio divides rates. Computed the same way, a comparison
-// right at its threshold (6 of 600 above the ceiling is 0.010000000000000009 as rates) comes out as it
-// does in Prometheus. undefined where the rule has no value: no series yet, or 0/0 (NaN in Prometheus).
+// The value of each signal an alert compares (src/pack/conditions.ts), over one window of a replay, as
+// Prometheus evaluates the recording rules (src/pack/recording-rules.ts) over an export of it: each
+// `sum(rate(…))` is the series' own rates summed in Prometheus' order (series-totals.ts), then the rule's
+// own arithmetic on those sums (a ratio divides them, a count from a rate is that rate times the seconds
+// again), so a comparison right at its threshold comes out as Prometheus has it, to the last bit.
+// undefined where the rule has no value: no rate yet, or 0/0 (NaN in Prometheus).
 import type { Config } from '../config/schema.js';
 import { thresholds } from '../metrics/buckets.js';
 import type { SignalRef, SloId } from '../pack/conditions.js';
 import { sloById } from '../pack/slos.js';
-import { T, type WindowTotals } from './step-totals.js';
+import type { Selection, WindowSums } from './series-totals.js';
 
 /** What every evaluation reads, worked out once: where the ceiling and floor buckets are, each SLO's budget. */
 export interface SignalContext {
   bounds: readonly number[];
-  ceilingBucket: number;
-  floorBucket: number;
+  ceilingBucket: Selection;
+  floorBucket: Selection;
   budgets: Readonly<Record<SloId, number>>;
 }
 
 export function signalContext(config: Config, bounds: readonly number[]): SignalContext {
   const t = thresholds(config.signals);
   const budget = (id: SloId) => sloById(config, id).budget;
-  return { bounds, ceilingBucket: T.buckets + bounds.indexOf(t.ceiling), floorBucket: T.buckets + bounds.indexOf(t.floor), budgets: { 'hit-rate': budget('hit-rate'), latency: budget('latency') } };
+  return { bounds, ceilingBucket: `bucket:${bounds.indexOf(t.ceiling)}`, floorBucket: `bucket:${bounds.indexOf(t.floor)}`, budgets: { 'hit-rate': budget('hit-rate'), latency: budget('latency') } };
 }
 
-const ratio = (num: number, den: number): number | undefined => {
-  const r = num / den;
-  return Number.isNaN(r) ? undefined : r;
+/** PromQL's binary operators: no result when a side has none. */
+const op = (a: number | undefined, b: number | undefined, f: (x: number, y: number) => number): number | undefined => (a === undefined || b === undefined ? undefined : f(a, b));
+const minus = (a: number | undefined, b: number | undefined) => op(a, b, (x, y) => x - y);
+const times = (a: number | undefined, b: number) => op(a, b, (x, y) => x * y);
+/** a / b, undefined for NaN (0/0), which no comparison holds on. */
+const ratio = (a: number | undefined, b: number | undefined): number | undefined => {
+  const r = op(a, b, (x, y) => x / y);
+  return r === undefined || Number.isNaN(r) ? undefined : r;
 };
-
-/** rate(): the increase times the factor 1/seconds, as extrapolatedRate applies it with no extrapolation. */
-const rate = (w: WindowTotals, index: number) => w.get(index) * (1 / w.seconds);
+/** `a or on (…) 0 * b`: the rules keep a group at 0 when no series matches a's filter. */
+const orZero = (a: number | undefined, b: number | undefined) => a ?? times(b, 0);
 
 /** A signal over window `w`; `cohort` for the canary signals. Before the first line every rule is absent. */
-export function signalValue(ref: SignalRef, w: WindowTotals, ctx: SignalContext, cohort?: string): number | undefined {
-  if (w.now(T.lines) === 0) return undefined;
-  const hitCount = rate(w, T.hitCount);
+export function signalValue(ref: SignalRef, w: WindowSums, ctx: SignalContext, cohort?: string): number | undefined {
+  if (w.linesNow === 0) return undefined;
+  const rate = (s: Selection) => w.sum(s, true);
+  const increase = (s: Selection) => w.sum(s, false);
   switch (ref.signal) {
-    case 'hitRate':
-      return ratio(rate(w, T.hitRequests), rate(w, T.requests));
-    case 'aboveCeiling':
-      return ratio(hitCount - rate(w, ctx.ceilingBucket), hitCount);
+    case 'hitRate': {
+      const requests = rate('requests');
+      return ratio(orZero(rate('hitRequests'), requests), requests);
+    }
+    case 'aboveCeiling': {
+      const count = rate('hitCount');
+      return ratio(minus(count, rate(ctx.ceilingBucket)), count);
+    }
     case 'atOrBelowFloor':
-      return ratio(rate(w, ctx.floorBucket), hitCount);
+      return ratio(rate(ctx.floorBucket), rate('hitCount'));
     case 'degraded':
-      return w.get(T.degraded);
-    case 'warmupEfficiency':
-      return ratio(rate(w, T.warmupHits), rate(w, T.warmup));
+      return increase('degraded');
+    case 'warmupEfficiency': {
+      const outcomes = rate('warmup');
+      return ratio(orZero(rate('warmupHits'), outcomes), outcomes);
+    }
     case 'optInMalformed':
-      return w.get(T.optInMalformed);
+      return increase('optInMalformed');
     case 'parseErrorRatio':
-      return ratio(rate(w, T.parseErrors), rate(w, T.lines));
+      return ratio(rate('parseErrors'), rate('lines'));
     case 'requests':
-      return rate(w, T.requests) * w.seconds;
+      return times(rate('requests'), w.seconds);
     case 'hitRequests':
-      return hitCount * w.seconds;
+      return times(rate('hitCount'), w.seconds);
     case 'warmupOutcomes':
-      return rate(w, T.warmup) * w.seconds;
+      return times(rate('warmup'), w.seconds);
     case 'cohortAboveCeiling':
     case 'cohortHitRequests': {
-      const c = cohort === undefined ? undefined : w.cohorts.get(cohort);
-      if (c === undefined) return undefined;
-      const count = c.count * (1 / w.seconds);
-      return ref.signal === 'cohortHitRequests' ? count * w.seconds : ratio(count - c.belowCeiling * (1 / w.seconds), count);
+      if (cohort === undefined) return undefined;
+      const count = w.sum('hitCount', true, cohort);
+      return ref.signal === 'cohortHitRequests' ? times(count, w.seconds) : ratio(minus(count, w.sum(ctx.ceilingBucket, true, cohort)), count);
     }
     case 'burnRate':
     case 'sloEvents': {
-      const events = ref.slo === 'hit-rate' ? rate(w, T.requests) : hitCount;
-      if (ref.signal === 'sloEvents') return events * w.seconds;
-      const bad = ref.slo === 'hit-rate' ? rate(w, T.notHitRequests) : hitCount - rate(w, ctx.ceilingBucket);
+      const events = ref.slo === 'hit-rate' ? rate('requests') : rate('hitCount');
+      if (ref.signal === 'sloEvents') return times(events, w.seconds);
+      const bad = ref.slo === 'hit-rate' ? orZero(rate('notHitRequests'), events) : minus(events, rate(ctx.ceilingBucket));
       const errorRatio = ratio(bad, events);
       return errorRatio === undefined ? undefined : errorRatio / ctx.budgets[ref.slo];
     }
   }
 }
 
-/** histogram_quantile over the Zero-Plane buckets' rates, as Prometheus 2.42 computes it (bucketQuantile). */
-export function hitQuantile(q: number, w: WindowTotals, bounds: readonly number[]): number | undefined {
-  const counts = bounds.map((_, i) => rate(w, T.buckets + i));
-  const total = rate(w, T.hitCount);
-  return histogramQuantile(q, [...bounds, Infinity], [...counts, total]);
+/** histogram_quantile over the sums by le of the Zero-Plane buckets' rates (+Inf from its own series), as Prometheus 2.42 computes it (bucketQuantile). */
+export function hitQuantile(q: number, w: WindowSums, bounds: readonly number[]): number | undefined {
+  const counts: number[] = [];
+  for (let i = 0; i <= bounds.length; i++) {
+    const c = w.sum(`bucket:${i}`, true);
+    if (c === undefined) return undefined;
+    counts.push(c);
+  }
+  return histogramQuantile(q, [...bounds, Infinity], counts);
 }
 
 /** Prometheus' bucketQuantile on cumulative `counts` per upper bound (the last +Inf). */

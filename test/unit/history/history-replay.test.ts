@@ -10,7 +10,8 @@ import { parseConfig } from '../../../src/config/load.js';
 import { defaultConfig } from '../../../src/config/schema.js';
 import { backtest, type BacktestResult, type BacktestRow } from '../../../src/history/backtest.js';
 import { replay } from '../../../src/history/replay.js';
-import { StepTotalsRing, T } from '../../../src/history/step-totals.js';
+import { compareLabels, extrapolatedRate, storedLabels } from '../../../src/history/prometheus-rate.js';
+import { SeriesTotals } from '../../../src/history/series-totals.js';
 import { histogramBuckets } from '../../../src/metrics/buckets.js';
 import { ExporterMetrics } from '../../../src/metrics/exporter-metrics.js';
 import { createRng } from '../../../src/simulate/random.js';
@@ -126,19 +127,60 @@ describe('history replay', () => {
 });
 
 describe('step totals ring', () => {
-  it('gives every window the totals now minus one window ago, long after it wrapped around, and 0 before the first step', () => {
+  it('gives every window each series\' increase now minus one window ago, long after it wrapped around, with fewer samples before the first step', () => {
     const config = defaultConfig();
     const m = new ExporterMetrics(histogramBuckets(config), config.metrics);
-    const ring = new StepTotalsRing(histogramBuckets(config), 0.19425, STEP, 3_600_000, 300_000, ['stable']);
+    const ring = new SeriesTotals({ bounds: histogramBuckets(config), ceiling: 0.19425, stepMs: STEP, longestWindowMs: 3_600_000, rateWindowMs: 300_000, stableCohorts: ['stable'], targetLabelNames: ['job', 'instance'] });
     const totals: number[] = [];
     for (let i = 0; i < 500; i++) {
-      m.requests.inc(['true', '2xx', 'm', 'r', ''], (i % 7) + 1);
-      ring.push(m);
+      // The first step is the timeline's start, before any record, as a replay has it.
+      if (i > 0) m.requests.inc(['true', '2xx', 'm', 'r', ''], (i % 7) + 1);
+      // A second series from step 100: 0 in the windows before it existed.
+      if (i >= 100) m.requests.inc(['false', '5xx', 'm', 'r', ''], 1);
+      ring.push(i * STEP, m);
       totals.push(m.requests.sum());
       for (const windowMs of [300_000, 3_600_000]) {
         const back = i - windowMs / STEP;
-        expect(ring.window(windowMs).get(T.requests)).toBe((totals[i] as number) - (back < 0 ? 0 : (totals[back] as number)));
+        const w = ring.window(windowMs);
+        if (i === 0) {
+          expect(w.sum('requests', false)).toBeUndefined();
+          continue;
+        }
+        // Integer counts and a 0 sample at the start: increase() is exact whatever the order.
+        expect(w.sum('requests', false)).toBe((totals[i] as number) - (back < 0 ? 0 : (totals[back] as number)));
+        expect(w.sum('notHitRequests', false)).toBe(Math.max(0, i - Math.max(back, 99)));
       }
     }
+  });
+});
+
+describe('extrapolatedRate (Prometheus 2.42 rate() and increase() of one series)', () => {
+  const at = (firstS: number, first: number, lastS: number, last: number, count: number) => ({ firstMs: firstS * 1000, first, lastMs: lastS * 1000, last, count });
+  it('is the plain difference when samples sit on both ends of the range, per second for rate()', () => {
+    expect(extrapolatedRate(at(0, 10, 300, 40, 21), 0, 300_000, false)).toBe(30);
+    expect(extrapolatedRate(at(0, 10, 300, 40, 21), 0, 300_000, true)).toBe(30 * (1 / 300));
+  });
+  it('extrapolates to a boundary within 1.1 sample spacings, else by half a spacing', () => {
+    // Samples at 30 s … 270 s every 30 s: 30 s to each end, within 33 s: the 240 s seen stand for 300 s.
+    expect(extrapolatedRate(at(30, 100, 270, 180, 9), 0, 300_000, false)).toBe(80 * (300 / 240));
+    // Samples from 150 s: 150 s to the start, more than 33 s: only half a spacing (15 s) is added there.
+    expect(extrapolatedRate(at(150, 1000, 300, 1050, 6), 0, 300_000, false)).toBe(50 * (165 / 150));
+  });
+  it('does not extrapolate a counter below 0, and not at all from a 0 sample', () => {
+    // The line through (30 s, 5) and (270 s, 85) reaches 0 at 15 s: extrapolated 15 s towards the start.
+    expect(extrapolatedRate(at(30, 5, 270, 85, 9), 0, 300_000, false)).toBe(80 * (285 / 240));
+    expect(extrapolatedRate(at(120, 0, 300, 7, 7), 0, 300_000, false)).toBe(7);
+  });
+  it('has no value from one sample', () => {
+    expect(extrapolatedRate(at(300, 5, 300, 5, 1), 0, 300_000, true)).toBeUndefined();
+  });
+});
+
+describe('compareLabels (Prometheus 2.42 labels.Compare, as the TSDB orders series)', () => {
+  const sorted = (sets: [string, string][][]) => sets.map((s) => storedLabels(s)).sort(compareLabels).map((s) => s.map(([k, v]) => `${k.toString()}=${v.toString()}`).join(','));
+  it('compares names, then values byte by byte, a prefix first, and leaves empty values out', () => {
+    expect(sorted([[['b', '1']], [['a', 'x'], ['b', '2']], [['a', ''], ['b', '0']], [['b', '1'], ['c', '']], [['b', '1'], ['c', 'z']]])).toEqual(['a=x,b=2', 'b=0', 'b=1', 'b=1', 'b=1,c=z']);
+    // UTF-8 bytes, not UTF-16 units: U+FF5E (EF BD 9E) sorts before U+1F600 (F0 9F 98 80), though its unit is larger.
+    expect(sorted([[['m', '😀']], [['m', '～']]])).toEqual(['m=～', 'm=😀']);
   });
 });
