@@ -383,6 +383,7 @@ const forSchema = z
     optInMalformed: forDuration.default(0),
     exporterDown: forDuration.default(300_000),
     exporterAbsent: forDuration.default(600_000),
+    exporterGone: forDuration.default(300_000),
     requestsStopped: forDuration.default(300_000),
     sourceStalled: forDuration.default(300_000),
     parseErrorsHigh: forDuration.default(600_000),
@@ -392,7 +393,7 @@ const forSchema = z
 
 
 /** Labels the pack itself sets or splits by: an aggregation label of the same name would collide with them. */
-export const RESERVED_AGGREGATION_LABELS = ['instance', 'le', 'hit', 'cohort', 'slo', 'alertname', 'severity', 'priority', 'source'] as const;
+export const RESERVED_AGGREGATION_LABELS = ['instance', 'le', 'hit', 'cohort', 'slo', 'alertname', 'severity', 'priority', 'source', 'sloth_id', 'sloth_service', 'sloth_slo', 'sloth_window'] as const;
 
 const aggregationLabels = cappedArray(labelName, 'pack.aggregationLabels')
   .min(1)
@@ -434,6 +435,11 @@ export const packSchema = z
     /** ZeroPlaneLogSourceStalled: no new record for this long; ZeroPlaneRequestsStopped: no request counted for this long. */
     stalledAfter: duration.default(600_000),
     /**
+     * ZeroPlaneExporterGone: an aggregation group that had an exporter target this long ago and has none now.
+     * It fires for this long after the last target left (then the group is forgotten).
+     */
+    goneLookback: duration.default(3_600_000),
+    /**
      * keep_firing_for of the alerts on the rate window (band, P0, canary, hit rate, degraded, warm-up, opt-in,
      * parse errors): a window that dips under its threshold or its minRequests for a moment does not resolve
      * the alert, so one incident is one page, not a resolve and a second page (Prometheus >= 2.42). The
@@ -457,20 +463,27 @@ export const alertsSchema = z
 
 const objective = z.number().gt(0).lt(1);
 
-/** One multi-window burn-rate condition: the budget burns `factor` times too fast over both windows. */
+/**
+ * One multi-window burn-rate condition: the budget burns `factor` times too fast over both windows. Give the
+ * factor, or the share of the period's budget spent over the long window when it fires (the SRE workbook's
+ * formula: factor = budgetShare × period / long, so the factors follow slos.period as Sloth's do).
+ */
 const burnWindow = z
-  .object({ factor: z.number().positive(), long: duration, short: duration })
+  .object({ factor: z.number().positive().optional(), budgetShare: z.number().gt(0).max(1).optional(), long: duration, short: duration })
   .strict()
-  .refine((w) => w.short < w.long, { message: '`short` must be shorter than `long`' });
+  .refine((w) => w.short < w.long, { message: '`short` must be shorter than `long`' })
+  .refine((w) => (w.factor === undefined) !== (w.budgetShare === undefined), { message: 'give exactly one of `factor` and `budgetShare`' });
 
+// The workbook's shares: 2 % of the budget in 1 h, 5 % in 6 h (page), 10 % in 1 d and in 3 d (ticket). Over
+// 28 d: 13.44×, 5.6×, 2.8×, 0.933×; over 30 d: 14.4×, 6×, 3×, 1×.
 const defaultBurnWindows = {
   page: [
-    { factor: 14.4, long: 3_600_000, short: 300_000 },
-    { factor: 6, long: 21_600_000, short: 1_800_000 },
+    { budgetShare: 0.02, long: 3_600_000, short: 300_000 },
+    { budgetShare: 0.05, long: 21_600_000, short: 1_800_000 },
   ],
   ticket: [
-    { factor: 3, long: 86_400_000, short: 7_200_000 },
-    { factor: 1, long: 259_200_000, short: 21_600_000 },
+    { budgetShare: 0.1, long: 86_400_000, short: 7_200_000 },
+    { budgetShare: 0.1, long: 259_200_000, short: 21_600_000 },
   ],
 };
 
@@ -479,6 +492,10 @@ export const slosSchema = z
   .object({
     /** The period the error budget is counted over. */
     period: duration.default(2_419_200_000),
+    /** The error budget adds up increases over this step (recorded per instance): a shorter one costs more samples. */
+    budgetStep: duration.default(3_600_000),
+    /** The `sloth_service` label of the Sloth-convention SLO series (slo:*, sloth_slo_info). */
+    service: z.string().regex(/^[a-zA-Z0-9_.-]+$/, 'letters, digits, `_`, `.` and `-` only').default('zero-plane'),
     /** Share of requests served by Zero-Plane. */
     hitRate: z.object({ objective: objective.default(0.994) }).strict().default({ objective: 0.994 }),
     /** Share of Zero-Plane requests at or under the ceiling (baseline × (1 + tolerance)). */
@@ -490,6 +507,7 @@ export const slosSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
+    if (s.budgetStep > s.period) ctx.addIssue({ code: 'custom', path: ['budgetStep'], message: `${formatDuration(s.budgetStep)} is longer than slos.period (${formatDuration(s.period)})` });
     for (const tier of ['page', 'ticket'] as const) {
       s[tier].forEach((w, i) => {
         if (w.long > s.period) {

@@ -39,7 +39,7 @@ export function overviewDashboard(config: Config, g: Grouping = groupingOf(confi
     `Per ${group}, what the alert rules compare: the same arithmetic over the same ${w} window, from the raw series of the selected ` +
     'instances (all of them: exactly the rule\'s value). The model, route and cohort filters do not apply.';
   const signal = (ref: SignalRef) => ({ expr: rawSignal(config, g, ref), legend: g.legend });
-  const at = (name: Exclude<SignalRef['signal'], 'burnRate' | 'sloEvents'>) => signal({ signal: name, window });
+  const at = (name: Exclude<SignalRef['signal'], 'burnRate' | 'sloErrorRatio' | 'sloEvents'>) => signal({ signal: name, window });
   const hitBucket = 'zero_plane_request_duration_seconds_bucket';
   const p0 = alertSpecs(config, g).find((a) => a.alert === P0_ALERT);
   if (!p0) throw new Error(`the alerting pack has no ${P0_ALERT}`);
@@ -157,9 +157,10 @@ export function overviewDashboard(config: Config, g: Grouping = groupingOf(confi
       statPanel({
         title: `${slo.title[0]?.toUpperCase()}${slo.title.slice(1)} budget left`,
         description:
-          `${about} Share of the ${period} error budget not yet spent (negative: overspent), per ${group}, from the hourly ` +
-          'recordings zero_plane_instance:slo_*:increase1h of the selected instances (zero_plane:slo_error_budget_remaining:ratio for all of them). ' +
-          'Counted in whole hours.',
+          `${about} Share of the ${period} error budget not yet spent (negative: overspent), per ${group}, from the ` +
+          `recordings zero_plane_instance:slo_*:increase${formatDuration(config.slos.budgetStep)} of the selected instances` +
+          ' (zero_plane:slo_error_budget_remaining:ratio for all of them). ' +
+          `Counted in whole steps of ${formatDuration(config.slos.budgetStep)} (slos.budgetStep).`,
         queries: [{ expr: left, legend: g.legend }],
         unit: 'percentunit',
         decimals: 1,

@@ -8,7 +8,7 @@ import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
 import type { SignalRef, SloId } from '../pack/conditions.js';
 import { by, on, type Grouping } from '../pack/grouping.js';
-import { BUDGET_STEP, nonCanaryCohortRegex, ruleNames, sloEventQueries } from '../pack/recording-rules.js';
+import { budgetStep, nonCanaryCohortRegex, ruleNames, sloEventQueries } from '../pack/recording-rules.js';
 import { sloById } from '../pack/slos.js';
 
 export { P0_ALERT, P99_TAIL } from '../pack/rules.js';
@@ -69,6 +69,10 @@ export function rawSignal(config: Config, g: Grouping, ref: SignalRef): string {
       const q = sloEventQueries(config, g, ref.slo, 'increase', w, [], (metric, ...extra) => own(g, metric, [], ...extra));
       return `(\n${ratio(q.bad(q.events), q.events)}\n) / ${slo.budget}`;
     }
+    case 'sloErrorRatio': {
+      const q = sloEventQueries(config, g, ref.slo, 'increase', w, [], (metric, ...extra) => own(g, metric, [], ...extra));
+      return ratio(q.bad(q.events), q.events);
+    }
     case 'sloEvents':
       return sloEventQueries(config, g, ref.slo, 'increase', w, [], (metric, ...extra) => own(g, metric, [], ...extra)).events;
     case 'hitRate': {
@@ -114,6 +118,6 @@ export function budgetLeft(config: Config, g: Grouping, id: SloId): string {
   const n = ruleNames(config);
   const slo = sloById(config, id);
   const period = formatDuration(config.slos.period);
-  const over = (rule: string) => `sum ${by(g)} (sum_over_time(${recorded(g, rule, `slo="${id}"`)}[${period}:${BUDGET_STEP}]))`;
+  const over = (rule: string) => `sum ${by(g)} (sum_over_time(${recorded(g, rule, `slo="${id}"`)}[${period}:${budgetStep(config)}]))`;
   return `1 - (\n${over(n.sloInstanceErrors)}\n/ ${on(g)}\n${over(n.sloInstanceEvents)}\n) / ${slo.budget}`;
 }

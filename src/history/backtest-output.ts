@@ -105,7 +105,7 @@ const pct = (x: number | undefined, digits = 2) => (x === undefined ? '-' : `${(
 const signedPct = (x: number | undefined) => (x === undefined ? '-' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`);
 const count = (x: number | undefined) => (x === undefined ? '-' : String(Math.round(x)));
 
-const RATIO_SIGNALS: ReadonlySet<SignalRef['signal']> = new Set(['hitRate', 'aboveCeiling', 'atOrBelowFloor', 'warmupEfficiency', 'parseErrorRatio', 'cohortAboveCeiling']);
+const RATIO_SIGNALS: ReadonlySet<SignalRef['signal']> = new Set(['hitRate', 'aboveCeiling', 'atOrBelowFloor', 'warmupEfficiency', 'parseErrorRatio', 'cohortAboveCeiling', 'sloErrorRatio']);
 
 /** An alert's value as its signal is read: a share in %, a burn rate as a factor, a count as a number. */
 function peakText(a: AlertOutcome, value: number): string {

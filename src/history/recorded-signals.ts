@@ -75,12 +75,14 @@ export function signalValue(ref: SignalRef, w: WindowSums, ctx: SignalContext, c
       return ref.signal === 'cohortHitRequests' ? times(count, w.seconds) : ratio(minus(count, w.sum(ctx.ceilingBucket, true, cohort)), count);
     }
     case 'burnRate':
+    case 'sloErrorRatio':
     case 'sloEvents': {
       const events = ref.slo === 'hit-rate' ? rate('requests') : rate('hitCount');
       if (ref.signal === 'sloEvents') return times(events, w.seconds);
       const bad = ref.slo === 'hit-rate' ? orZero(rate('notHitRequests'), events) : minus(events, rate(ctx.ceilingBucket));
       const errorRatio = ratio(bad, events);
-      return errorRatio === undefined ? undefined : errorRatio / ctx.budgets[ref.slo];
+      if (ref.signal === 'sloErrorRatio' || errorRatio === undefined) return errorRatio;
+      return errorRatio / ctx.budgets[ref.slo];
     }
   }
 }

@@ -7,7 +7,7 @@ import { thresholds } from '../metrics/buckets.js';
 import type { AlertSpec, Comparison, SignalName, SignalRef } from './conditions.js';
 import { by, on, own, type Grouping } from './grouping.js';
 import { ruleNames } from './recording-rules.js';
-import { burnPairs, exhaustion, slos, SLO_ALERTS } from './slos.js';
+import { burnPairs, errorRatioThreshold, exhaustion, slothLabels, slos, SLO_ALERTS } from './slos.js';
 
 /** The P0: drift above the ceiling and degraded requests together. */
 export const P0_ALERT = 'ZeroPlaneP0DriftWithDegraded';
@@ -27,7 +27,14 @@ export const ALERT_NAMES = [
 ] as const;
 
 /** Alerts beyond docs/contract.md §7: the SLO burn rates and two more on the exporter itself (runbook order). */
-export const MORE_ALERT_NAMES = [SLO_ALERTS['hit-rate'], SLO_ALERTS.latency, 'ZeroPlaneExporterAbsent', 'ZeroPlaneRequestsStopped', 'ZeroPlaneHeadersNotFound'] as const;
+export const MORE_ALERT_NAMES = [
+  SLO_ALERTS['hit-rate'],
+  SLO_ALERTS.latency,
+  'ZeroPlaneExporterAbsent',
+  'ZeroPlaneExporterGone',
+  'ZeroPlaneRequestsStopped',
+  'ZeroPlaneHeadersNotFound',
+] as const;
 
 export type AlertName = (typeof ALERT_NAMES)[number] | (typeof MORE_ALERT_NAMES)[number];
 
@@ -36,6 +43,9 @@ export const P99_TAIL = 0.01;
 
 const ms = (seconds: number) => `${Number((seconds * 1000).toPrecision(10))} ms`;
 const pct = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} %`;
+/** A burn factor or its error ratio in words: 4 digits (0.9333×, not 0.933333333333×). */
+const x = (factor: number) => `${Number(factor.toPrecision(4))}`;
+const pct4 = (ratio: number) => `${Number((ratio * 100).toPrecision(4))} %`;
 
 export function alertSpecs(config: Config, g: Grouping): AlertSpec[] {
   const s = config.signals;
@@ -172,22 +182,25 @@ export function alertSpecs(config: Config, g: Grouping): AlertSpec[] {
     for (const pair of burnPairs(config)) {
       const long = formatDuration(pair.long);
       const short = formatDuration(pair.short);
-      const burn = (window: number): Comparison => ({ ref: { signal: 'burnRate', slo: slo.id, window }, op: '>', value: pair.factor });
+      // `>` like every "above" threshold of the pack (and Sloth's), on the error ratio against factor × budget.
+      const limit = errorRatioThreshold(slo, pair);
+      const burn = (window: number): Comparison => ({ ref: { signal: 'sloErrorRatio', slo: slo.id, window }, op: '>', value: limit });
       const events: Comparison = { ref: { signal: 'sloEvents', slo: slo.id, window: pair.long }, op: '>=', value: min };
       const period = formatDuration(config.slos.period);
       specs.push({
         alert: slo.alert,
-        labels: { severity: pair.tier === 'page' ? 'critical' : 'warning', slo: slo.id, long_window: long, short_window: short },
+        // sloth_*: as Sloth labels its alerts, so its UI lists them under the SLO (ALERTS{sloth_id!=""}).
+        labels: { severity: pair.tier === 'page' ? 'critical' : 'warning', slo: slo.id, long_window: long, short_window: short, ...slothLabels(config, slo.id), sloth_severity: pair.tier },
         condition: { combine: 'all', comparisons: [burn(pair.long), burn(pair.short)] },
         guards: [events],
         for: 0,
         keepFiringFor: 0,
         per: [],
-        summary: `The Zero-Plane ${slo.title} SLO is burning its ${period} error budget ${pair.factor}× too fast.`,
+        summary: `The Zero-Plane ${slo.title} SLO is burning its ${period} error budget ${x(pair.factor)}× too fast.`,
         description:
-          `${where}: over ${long}, ${slo.bad} were {{ $value | printf "%.1f" }}× what the ${pct(slo.objective)} ${slo.title} objective allows ` +
-          `(budget ${pct(slo.budget)} of ${slo.events} over ${period}), and more than ${pair.factor}× over ${short} too. ` +
-          `At ${pair.factor}× the whole budget lasts ${exhaustion(config, pair.factor)}. ` +
+          `${where}: over ${long}, ${slo.bad} were {{ $value | humanizePercentage }} of ${slo.events}, more than ${pct4(limit)} ` +
+          `(${x(pair.factor)}× the ${pct(slo.budget)} budget of the ${pct(slo.objective)} ${slo.title} objective over ${period}), and more than that over ${short} too. ` +
+          `At ${x(pair.factor)}× the whole budget lasts ${exhaustion(config, pair.factor)}. ` +
           `Budget left over ${period}: ${valueOf(n.sloErrorBudgetRemaining, 'humanizePercentage', 'unknown', `slo='${slo.id}',`)}. ` +
           `Needs at least ${min} ${slo.events} over ${long}.`,
       });
@@ -203,6 +216,20 @@ export function alertSpecs(config: Config, g: Grouping): AlertSpec[] {
       ...health,
       summary: 'Prometheus has no zero-plane-exporter target: every Zero-Plane alert is silent.',
       description: `No series matches up{${g.selector}} (pack.selector): the exporter's target is gone from service discovery or the scrape config, so no Zero-Plane signal is collected and no other alert of the pack can fire.`,
+    },
+    {
+      alert: 'ZeroPlaneExporterGone',
+      labels: { severity: 'warning' },
+      // Per group: ZeroPlaneExporterAbsent only sees "no series at all", so one cluster losing its targets
+      // while the others stay would go unnoticed. A group gone longer than goneLookback is forgotten.
+      expr: `group ${by(g)} (${own(g, 'up')} offset ${formatDuration(p.goneLookback)})\nunless ${on(g)}\ngroup ${by(g)} (${own(g, 'up')})`,
+      for: p.for.exporterGone,
+      ...health,
+      summary: 'An aggregation group had zero-plane-exporter targets and has none now: its Zero-Plane alerts are silent.',
+      description:
+        `${where}: Prometheus scraped the exporter here ${formatDuration(p.goneLookback)} ago and has no target matching up{${g.selector}} here now ` +
+        `(pack.selector, per ${g.labelWords}): service discovery lost it, the scrape config changed, or the gateway was removed. ` +
+        `Fires for up to ${formatDuration(p.goneLookback)} (pack.goneLookback) after the last target left.`,
     },
     {
       alert: 'ZeroPlaneRequestsStopped',

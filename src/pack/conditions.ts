@@ -33,6 +33,8 @@ export type SignalRef =
   | { signal: SignalName; window: number }
   /** (bad events / events) / (1 − objective) of an SLO: 1 spends the budget exactly over the period. */
   | { signal: 'burnRate'; slo: SloId; window: number }
+  /** bad events / events of an SLO: what the burn-rate alerts compare with factor × budget. */
+  | { signal: 'sloErrorRatio'; slo: SloId; window: number }
   /** An SLO's events (requests for hit-rate, Zero-Plane requests for latency), a count. */
   | { signal: 'sloEvents'; slo: SloId; window: number };
 

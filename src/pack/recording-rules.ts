@@ -7,7 +7,7 @@ import { thresholds } from '../metrics/buckets.js';
 import { OVERFLOW_VALUE } from '../metrics/label-limiter.js';
 import type { SignalRef, SloId } from './conditions.js';
 import { by, on, own, type Grouping } from './grouping.js';
-import { sloById, slos, sloWindows } from './slos.js';
+import { promDuration, slothLabels, sloById, slos, sloWindows } from './slos.js';
 
 export interface RecordingRule {
   record: string;
@@ -38,7 +38,7 @@ export interface RuleNames {
   cohortCount: string;
   cohortP99: string;
   cohortAboveCeiling: string;
-  /** Per aggregation group and instance, over the budget step (1h): the SLO's events and bad events. */
+  /** Per aggregation group and instance, over slos.budgetStep (1h): the SLO's events and bad events. */
   sloInstanceEvents: string;
   sloInstanceErrors: string;
   sloErrorBudgetRemaining: string;
@@ -71,8 +71,8 @@ export function ruleNames(config: Config): RuleNames {
     cohortCount: `zero_plane_cohort:request_duration_seconds_count:${r}`,
     cohortP99: `zero_plane_cohort:request_duration_seconds:p99_${r}`,
     cohortAboveCeiling: `zero_plane_cohort:latency_above_ceiling:ratio_${r}`,
-    sloInstanceEvents: `zero_plane_instance:slo_requests:increase${BUDGET_STEP}`,
-    sloInstanceErrors: `zero_plane_instance:slo_errors:increase${BUDGET_STEP}`,
+    sloInstanceEvents: `zero_plane_instance:slo_requests:increase${budgetStep(config)}`,
+    sloInstanceErrors: `zero_plane_instance:slo_errors:increase${budgetStep(config)}`,
     sloErrorBudgetRemaining: 'zero_plane:slo_error_budget_remaining:ratio',
     sloEvents: (window) => `zero_plane:slo_requests:rate${formatDuration(window)}`,
     sloErrorRatio: (window) => `zero_plane:slo_errors_per_requests:ratio_rate${formatDuration(window)}`,
@@ -80,10 +80,11 @@ export function ruleNames(config: Config): RuleNames {
 }
 
 /**
- * The error budget is counted in hourly increases on an hourly step: a 28 d period is 672 samples per
- * instance to add up (a 5 m step would be 8 064), at the price of not counting the current hour yet.
+ * The error budget is counted in increases over slos.budgetStep (1 h) on that step: a 28 d period is 672
+ * samples per instance to add up (a 5 m step would be 8 064), at the price of not counting the current
+ * step yet (nor anything before the first step boundary after the rules start).
  */
-export const BUDGET_STEP = '1h';
+export const budgetStep = (config: Config) => formatDuration(config.slos.budgetStep);
 
 /** Seconds in `ms`, as PromQL writes a count from a per-second rate. */
 const seconds = (ms: number) => ms / 1000;
@@ -94,10 +95,11 @@ const seconds = (ms: number) => ms / 1000;
  */
 export function recordedSignal(config: Config, ref: SignalRef): string {
   const n = ruleNames(config);
-  if (ref.signal === 'burnRate' || ref.signal === 'sloEvents') {
+  if (ref.signal === 'burnRate' || ref.signal === 'sloErrorRatio' || ref.signal === 'sloEvents') {
     const slo = sloById(config, ref.slo);
     const sel = `{slo="${ref.slo}"}`;
-    return ref.signal === 'burnRate' ? `${n.sloErrorRatio(ref.window)}${sel} / ${slo.budget}` : `${n.sloEvents(ref.window)}${sel} * ${seconds(ref.window)}`;
+    if (ref.signal === 'burnRate') return `${n.sloErrorRatio(ref.window)}${sel} / ${slo.budget}`;
+    return ref.signal === 'sloErrorRatio' ? `${n.sloErrorRatio(ref.window)}${sel}` : `${n.sloEvents(ref.window)}${sel} * ${seconds(ref.window)}`;
   }
   if (ref.window !== config.pack.rateWindow) throw new Error(`${ref.signal} is only recorded over pack.rateWindow`);
   const w = seconds(ref.window);
@@ -217,7 +219,7 @@ export function sloRules(config: Config, g: Grouping): RecordingRule[] {
   for (const slo of slos(config)) {
     const labels = () => ({ slo: slo.id });
     const is = `{slo="${slo.id}"}`;
-    const inst = sloEventQueries(config, g, slo.id, 'increase', BUDGET_STEP, ['instance']);
+    const inst = sloEventQueries(config, g, slo.id, 'increase', budgetStep(config), ['instance']);
     rules.push({ record: n.sloInstanceEvents, expr: inst.events, labels: labels() });
     rules.push({ record: n.sloInstanceErrors, expr: inst.bad(`${n.sloInstanceEvents}${is}`), labels: labels() });
     for (const window of sloWindows(config)) {
@@ -228,12 +230,53 @@ export function sloRules(config: Config, g: Grouping): RecordingRule[] {
     }
     // Each request once: hourly increases on an hourly step sum to the period's count (Pyrra's subquery
     // form), so the period costs 672 recorded samples per instance, not 28 days of raw series.
-    const over = (rule: string) => `sum ${by(g)} (sum_over_time(${rule}${is}[${period}:${BUDGET_STEP}]))`;
+    const over = (rule: string) => `sum ${by(g)} (sum_over_time(${rule}${is}[${period}:${budgetStep(config)}]))`;
     rules.push({
       record: n.sloErrorBudgetRemaining,
       expr: `1 - (\n${over(n.sloInstanceErrors)}\n/ ${on(g)}\n${over(n.sloInstanceEvents)}\n) / ${slo.budget}`,
       labels: labels(),
     });
+    rules.push(...slothRules(config, g, slo.id, `${over(n.sloInstanceErrors)}\n/ ${on(g)}\n${over(n.sloInstanceEvents)}`));
   }
   return rules;
+}
+
+/**
+ * The same SLO as Sloth writes it (github.com/slok/sloth, its Prometheus rules: SLI, metadata and info
+ * series), so Sloth's dashboards and UI show it unchanged: slo:sli_error:ratio_rate<window> from the
+ * ratios above (without our `slo` label) and over the period, the objective, budget and period as
+ * constants, the burn rates and budget left, sloth_slo_info. Every series carries sloth_id,
+ * sloth_service, sloth_slo (and the SLIs sloth_window); the SLIs and burn rates keep the aggregation
+ * labels, as a grouped Sloth SLO does. `periodRatio` is the period's bad events / events.
+ */
+function slothRules(config: Config, g: Grouping, id: SloId, periodRatio: string): RecordingRule[] {
+  const n = ruleNames(config);
+  const slo = sloById(config, id);
+  const ids = slothLabels(config, id);
+  const sel = `{${Object.entries(ids).map(([k, v]) => `${k}="${v}"`).join(', ')}}`;
+  const sli = (window: string) => `slo:sli_error:ratio_rate${window}`;
+  const period = promDuration(config.slos.period);
+  // A burn window as long as the period would record the same name and labels twice: the period's wins.
+  const windows = sloWindows(config).filter((w) => promDuration(w) !== period);
+  const shortest = windows[0] ?? config.slos.period;
+  const perBudget = (rule: string) => `${rule}${sel}\n/ on (sloth_id, sloth_slo, sloth_service) group_left\nslo:error_budget:ratio${sel}`;
+  return [
+    ...windows.map((window) => ({
+      record: sli(promDuration(window)),
+      expr: `sum without (slo) (${n.sloErrorRatio(window)}{slo="${id}"})`,
+      labels: { ...ids, sloth_window: promDuration(window) },
+    })),
+    { record: sli(period), expr: periodRatio, labels: { ...ids, sloth_window: period } },
+    { record: 'slo:objective:ratio', expr: `vector(${slo.objective})`, labels: ids },
+    { record: 'slo:error_budget:ratio', expr: `vector(${slo.budget})`, labels: ids },
+    { record: 'slo:time_period:days', expr: `vector(${config.slos.period / 86_400_000})`, labels: ids },
+    { record: 'slo:current_burn_rate:ratio', expr: perBudget(sli(promDuration(shortest))), labels: ids },
+    { record: 'slo:period_burn_rate:ratio', expr: perBudget(sli(period)), labels: ids },
+    { record: 'slo:period_error_budget_remaining:ratio', expr: `1 - slo:period_burn_rate:ratio${sel}`, labels: ids },
+    {
+      record: 'sloth_slo_info',
+      expr: 'vector(1)',
+      labels: { ...ids, sloth_objective: String(Number((slo.objective * 100).toPrecision(12))), sloth_spec: 'prometheus/v1', sloth_mode: 'zero-plane-exporter-generate' },
+    },
+  ];
 }

@@ -61,7 +61,7 @@ export function p99Band(latency: HistogramFamily, config: Config): P99Band {
   return atOrBelowFloor(latency, t.floor, HITS) ? 'too_fast' : 'in_band';
 }
 
-type Signal = Exclude<SignalRef['signal'], 'burnRate' | 'sloEvents'>;
+type Signal = Exclude<SignalRef['signal'], 'burnRate' | 'sloErrorRatio' | 'sloEvents'>;
 
 export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdict[] {
   const t = thresholds(config.signals);
@@ -105,7 +105,7 @@ export function evaluateAlerts(inputs: AlertInputs, config: Config): AlertVerdic
     }
   };
   const check = (c: Comparison, cohort?: string) => {
-    if (c.ref.signal === 'burnRate' || c.ref.signal === 'sloEvents') throw new Error('a report has no burn-rate windows');
+    if (c.ref.signal === 'burnRate' || c.ref.signal === 'sloErrorRatio' || c.ref.signal === 'sloEvents') throw new Error('a report has no burn-rate windows');
     const actual = value(c.ref.signal, cohort);
     return actual !== null && holds(c.op, actual, c.value);
   };

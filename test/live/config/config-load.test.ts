@@ -90,8 +90,9 @@ describe('the alerting pack\'s keys', () => {
     expect(c.pack.selector).toBe('job="zero-plane-exporter"');
     expect(c.alerts.minRequests).toBe(200);
     expect(c.slos).toMatchObject({ period: 28 * 86_400_000, hitRate: { objective: 0.994 }, latency: { objective: 0.99 } });
-    expect(c.slos.page.map((w) => [w.factor, w.long, w.short])).toEqual([[14.4, 3_600_000, 300_000], [6, 21_600_000, 1_800_000]]);
-    expect(c.slos.ticket.map((w) => [w.factor, w.long, w.short])).toEqual([[3, 86_400_000, 7_200_000], [1, 259_200_000, 21_600_000]]);
+    // The workbook's budget shares; the factors follow the period (src/pack/slos.ts burnPairs).
+    expect(c.slos.page.map((w) => [w.budgetShare, w.long, w.short])).toEqual([[0.02, 3_600_000, 300_000], [0.05, 21_600_000, 1_800_000]]);
+    expect(c.slos.ticket.map((w) => [w.budgetShare, w.long, w.short])).toEqual([[0.1, 86_400_000, 7_200_000], [0.1, 259_200_000, 21_600_000]]);
     expect(c.dashboards.editable).toBe(false);
   });
 
@@ -131,6 +132,8 @@ describe('the alerting pack\'s keys', () => {
     expect(problemOf('alerts:\n  minRequests: 0\n')).toMatch(/^zp\.yml:2: alerts\.minRequests: /);
     expect(problemOf('slos:\n  latency:\n    objective: 1\n')).toMatch(/^zp\.yml:3: slos\.latency\.objective: /);
     expect(problemOf('slos:\n  page:\n    - { factor: 14.4, long: 5m, short: 1h }\n')).toMatch(/^zp\.yml:3: slos\.page\.0: `short` must be shorter than `long`/);
+    expect(problemOf('slos:\n  page:\n    - { factor: 14.4, budgetShare: 0.02, long: 1h, short: 5m }\n')).toMatch(/^zp\.yml:3: slos\.page\.0: give exactly one of `factor` and `budgetShare`/);
+    expect(problemOf('slos:\n  page:\n    - { long: 1h, short: 5m }\n')).toMatch(/^zp\.yml:3: slos\.page\.0: give exactly one of `factor` and `budgetShare`/);
     expect(problemOf('slos:\n  period: 1d\n')).toMatch(/slos\.ticket\.1\.long: 3d is longer than slos\.period \(1d\)/);
     expect(problemOf('alertmanager:\n  chat:\n    name: zero-plane-pager\n')).toMatch(/^zp\.yml:\d+: alertmanager: receiver names must differ/);
     expect(problemOf('pack:\n  exporterSelector: \'job="x"\'\n')).toMatch(/^zp\.yml:\d+: pack: .*exporterSelector/);

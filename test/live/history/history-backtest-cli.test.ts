@@ -54,7 +54,7 @@ describe('backtest', () => {
     // Quiet in the healthy first 20 minutes: nothing fires there.
     expect(j.steps.filter((s) => Date.parse(s.time) < drift).every((s) => s.firing.length === 0)).toBe(true);
     expect(j.steps.some((s) => s.firing.includes('ZeroPlaneP0DriftWithDegraded'))).toBe(true);
-    expect(j.notEvaluated).toEqual(['ZeroPlaneExporterDown', 'ZeroPlaneLogSourceStalled', 'ZeroPlaneExporterAbsent', 'ZeroPlaneRequestsStopped', 'ZeroPlaneHeadersNotFound']);
+    expect(j.notEvaluated).toEqual(['ZeroPlaneExporterDown', 'ZeroPlaneLogSourceStalled', 'ZeroPlaneExporterAbsent', 'ZeroPlaneExporterGone', 'ZeroPlaneRequestsStopped', 'ZeroPlaneHeadersNotFound']);
     // At 1 request/s the canary cohort never has alerts.minRequests in a window: its guard keeps it quiet.
     expect(j.alerts.find((a) => a.name === 'ZeroPlaneCanaryRollback')?.intervals).toEqual([]);
   });

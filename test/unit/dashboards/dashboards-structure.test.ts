@@ -251,7 +251,7 @@ describe('thresholds and rule names come from the config', () => {
       expect(burn.type).toBe('bargauge');
       expect((burn.targets ?? []).map((t) => t.legendFormat)).toEqual(['5m', '30m', '1h', '2h', '6h', '1d', '3d'].map((w) => `{{job}} ${w}`));
       expect((burn.targets ?? []).every((t) => t.instant)).toBe(true);
-      expect(steps(burn)).toEqual([{ value: null, color: 'green' }, { value: 1, color: 'orange' }, { value: 6, color: 'red' }]);
+      expect(steps(burn)).toEqual([{ value: null, color: 'green' }, { value: 0.933333333333, color: 'orange' }, { value: 5.6, color: 'red' }]);
     }
     expect(panelByTitle(o, 'Latency burn rate per window').targets?.[2]?.expr).toContain('[1h]');
     expect(panelByTitle(o, 'Latency burn rate per window').targets?.[2]?.expr).toContain(') / 0.01');
