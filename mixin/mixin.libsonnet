@@ -1,19 +1,34 @@
 // zero-plane-exporter's monitoring mixin: the recording rules, alerts and Grafana dashboards of the
 // alerting pack, for jsonnet users (kube-prometheus, mixtool). The rules, alerts and dashboards are the
 // files `zero-plane-exporter generate` writes (mixin/generated/), rendered with a token wherever the
-// aggregation labels, the selector or the runbook URL go; this file puts _config in their place, so the
-// result is what `generate` writes for the same three settings. Every threshold is the one of the config
-// that generated mixin/generated/ (regenerate it for others: --config.file, --mixin.out).
+// aggregation labels, the selector, the runbook URL or a threshold go; this file puts _config in their
+// place, so the result is what `generate` writes for the same settings. The windows, `for` durations
+// and burn factors are those of the config that generated mixin/generated/ (regenerate for others:
+// --config.file, --mixin.out).
 //
-//   local zeroPlane = (import 'zero-plane-exporter/mixin/mixin.libsonnet') + {
+//   jb install github.com/zero-plane/zero-plane-exporter/mixin@main
+//
+//   local zeroPlane = (import 'github.com/zero-plane/zero-plane-exporter/mixin/mixin.libsonnet') + {
 //     _config+:: {
 //       selector: 'job=~"llm-gateway.*"',
 //       aggregationLabels: ['cluster', 'namespace', 'job'],
+//       minRequests: 500,
+//       latencyObjective: 0.995,
 //     },
 //   };
 //   zeroPlane.prometheusRules   // { groups: [...] }: recording rules
 //   zeroPlane.prometheusAlerts  // { groups: [...] }: alerting rules
 //   zeroPlane.grafanaDashboards // { 'zero-plane-overview.json': {...}, ... }
+//
+// _config (defaults: generated/config.json, the generating config's values):
+//   selector, aggregationLabels, runbookUrl  pack.selector, pack.aggregationLabels, pack.runbookUrl
+//   baselineSeconds, tolerance               signals.*: the latency band (floor, ceiling). The exporter's
+//                                            histogram has buckets at exactly floor and ceiling, so keep
+//                                            these equal to the exporter's own config.
+//   hitRateTarget, warmupEfficiencyTarget    signals.*: ZeroPlaneHitRateLow, ZeroPlaneWarmupEfficiencyLow
+//   minRequests                              alerts.minRequests: the traffic guard
+//   hitRateObjective, latencyObjective       slos.hitRate.objective, slos.latency.objective
+// Numbers print as `generate` prints them for up to 12 significant digits.
 {
   _config:: (import 'generated/config.json'),
 
@@ -21,23 +36,107 @@
   local cfg = mixin._config,
   local labels = cfg.aggregationLabels,
   local title(l) = std.asciiUpper(l[0]) + l[1:],
-  // The tokens of src/pack/grouping.ts (templateGrouping) and their values for _config.
-  local tokens = {
-    '@@by@@': std.join(', ', labels),
-    '@@labelsText@@': std.join('/', ['{{ $labels.%s }}' % l for l in labels]),
-    '@@labelWords@@': std.join('/', labels),
-    '@@queryMatchers@@': std.join(',', ["%s='%%s'" % l for l in labels]),
-    '@@queryArgs@@': std.join(' ', ['$labels.' + l for l in labels]),
-    '@@selector@@': cfg.selector,
-    '@@variableMatchers@@': std.join(', ', ['%s=~"$%s"' % [l, l] for l in labels]),
-    '@@legend@@': std.join(' ', ['{{%s}}' % l for l in labels]),
-    '@@runbookUrl@@': cfg.runbookUrl,
+
+  // A number as JavaScript's String(Number(x.toPrecision(p))) prints it (no exponent form): the
+  // generators round to p significant digits and print the shortest decimal. By arithmetic, not
+  // std.format('%e'), which costs milliseconds a call in C++ jsonnet and is not correctly rounded.
+  local pow10(n) = if n >= 0 then std.pow(10, n) else 1 / std.pow(10, -n),
+  // a × b as p + err exactly (Dekker's TwoProduct): says which side of a rounding tie a product is on.
+  local split(x) = local c = 134217729 * x; local hi = c - (c - x); [hi, x - hi],
+  local twoProduct(a, b) =
+    local p = a * b;
+    local as = split(a);
+    local bs = split(b);
+    [p, ((as[0] * bs[0] - p) + as[0] * bs[1] + as[1] * bs[0]) + as[1] * bs[1]],
+  local num(x, p) =
+    local a = std.abs(x);
+    if a == 0 then '0' else
+      local e0 = std.floor(std.log(a) / std.log(10));
+      local e1 = if a >= pow10(e0 + 1) then e0 + 1 else if a < pow10(e0) then e0 - 1 else e0;
+      // The p digits: a × 10^(p-1-e) rounded, half up as toPrecision; a product on a tie goes by its error.
+      local digitsAt(e) =
+        if p - 1 - e >= 0 then
+          local t = twoProduct(a, pow10(p - 1 - e));
+          local f = std.floor(t[0]);
+          if t[0] - f == 0.5 then (if t[1] < 0 then f else f + 1) else std.floor(t[0] + 0.5)
+        else std.floor(a / pow10(e - p + 1) + 0.5);
+      local m0 = digitsAt(e1);
+      local exp = if m0 >= pow10(p) then e1 + 1 else e1;
+      local digits = std.toString(if m0 >= pow10(p) then digitsAt(exp) else m0);
+      local zeros(n) = std.join('', ['0' for _ in std.range(1, n)]);
+      local int = if exp < 0 then '0' else if exp + 1 >= p then digits + zeros(exp + 1 - p) else digits[0:exp + 1];
+      local frac = std.rstripChars(if exp < 0 then zeros(-exp - 1) + digits else if exp + 1 >= p then '' else digits[exp + 1:], '0');
+      (if x < 0 then '-' else '') + int + (if frac == '' then '' else '.' + frac),
+  local r12(x) = std.parseJson(num(x, 12)),
+
+  // The values a threshold decides, with the generators' arithmetic (src/mixin/render-mixin.ts
+  // thresholdValues: thresholds(), slos(), errorRatioThreshold()).
+  local budget = { 'hit-rate': r12(1 - cfg.hitRateObjective), latency: r12(1 - cfg.latencyObjective) },
+  // Computed once (C++ jsonnet evaluates an object's field again on every access); a double manifests
+  // with 17 digits, so it parses back to itself.
+  local values = std.parseJson(std.manifestJsonMinified(valueFields)),
+  local valueFields = {
+    baseline: r12(cfg.baselineSeconds),
+    ceiling: r12(cfg.baselineSeconds * (1 + cfg.tolerance)),
+    floor: r12(cfg.baselineSeconds * (1 - cfg.tolerance)),
+    tolerance: cfg.tolerance,
+    hitRateTarget: cfg.hitRateTarget,
+    warmupEfficiencyTarget: cfg.warmupEfficiencyTarget,
+    minRequests: cfg.minRequests,
+    'objective.hit-rate': cfg.hitRateObjective,
+    'objective.latency': cfg.latencyObjective,
+    'budget.hit-rate': budget['hit-rate'],
+    'budget.latency': budget.latency,
+  } + {
+    ['limit.%s.%d' % [slo, i]]: r12(cfg.burnFactors[i] * budget[slo])
+    for slo in ['hit-rate', 'latency']
+    for i in std.range(0, std.length(cfg.burnFactors) - 1)
   },
-  // Tokens only ever stand inside JSON strings, so they are replaced in the files' text, by their values
-  // escaped for a JSON string, before parsing: one pass per token (jsonnet is slow per string).
+  local formats = {
+    plain(x): num(x, 12),
+    ms(x): num(x * 1000, 10),
+    pct(x): num(x * 100, 10),
+    pct4(x): num(x * 100, 4),
+  },
+  local notNumbers = [k for k in ['baselineSeconds', 'tolerance', 'hitRateTarget', 'warmupEfficiencyTarget', 'minRequests', 'hitRateObjective', 'latencyObjective'] if !std.isNumber(cfg[k])],
+  local checked = std.length(notNumbers) == 0 || error '_config: not a number: ' + std.join(', ', notNumbers),
+
+  // Every token (src/pack/grouping.ts templateGrouping, and the thresholds') and its text for _config.
+  local tokenFields = {
+    by: std.join(', ', labels),
+    labelsText: std.join('/', ['{{ $labels.%s }}' % l for l in labels]),
+    labelWords: std.join('/', labels),
+    queryMatchers: std.join(',', ["%s='%%s'" % l for l in labels]),
+    queryArgs: std.join(' ', ['$labels.' + l for l in labels]),
+    selector: cfg.selector,
+    variableMatchers: std.join(', ', ['%s=~"$%s"' % [l, l] for l in labels]),
+    legend: std.join(' ', ['{{%s}}' % l for l in labels]),
+    runbookUrl: cfg.runbookUrl,
+    // Filled per dashboard variable below.
+    label: '@@label@@',
+    previous: '@@previous@@',
+  } + {
+    ['%s.%s' % [name, f]]: formats[f](values[name])
+    for name in std.objectFields(values)
+    for f in std.objectFields(formats)
+  },
+  // Tokens stand inside JSON strings or as JSON numbers, so the files' text is filled before parsing, in
+  // one pass: split on `@` (the generator puts none elsewhere), every fourth part is a token's name.
   local jsonEscaped(v) = local q = std.escapeStringJson(v); std.substr(q, 1, std.length(q) - 2),
+  local load(text) =
+    assert checked;
+    local parts = std.split(text, '@');
+    local names = std.set([parts[i] for i in std.range(0, std.length(parts) - 1) if i % 4 == 2]);
+    local unknown = [n for n in names if !std.objectHas(tokenFields, n)];
+    assert unknown == [] : 'mixin: unknown tokens ' + std.join(', ', unknown);
+    // The file's tokens, each computed once (C++ jsonnet evaluates an object's field on every access).
+    local tokens = std.parseJson(std.manifestJsonMinified({ [n]: jsonEscaped(tokenFields[n]) for n in names }));
+    std.parseJson(std.join('', [
+      if i % 4 == 2 then tokens[parts[i]]
+      else parts[i]
+      for i in std.range(0, std.length(parts) - 1)
+    ])),
   local replaceIn(s, table) = std.foldl(function(acc, k) std.strReplace(acc, k, table[k]), std.objectFields(table), s),
-  local load(text) = std.parseJson(replaceIn(text, { [k]: jsonEscaped(tokens[k]) for k in std.objectFields(tokens) })),
   local fill(x, table) =
     if std.isString(x) then replaceIn(x, table)
     else if std.isArray(x) then [fill(e, table) for e in x]

@@ -3,7 +3,7 @@
 // aggregationLabels [cluster, namespace, job] and a regex selector when _config says so (then promtool
 // and the dashboard lint accept it too). mixin/generated/ is the generator's output.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -27,12 +27,12 @@ interface MixinOutput {
   grafanaDashboards: Record<string, unknown>;
 }
 
-/** jsonnet's view of the mixin, with `config` (jsonnet source) added to _config. */
-function evaluate(config = '{}'): MixinOutput {
+/** jsonnet's view of the mixin, with `config` (jsonnet source) added to _config; `jpath`/`path`: how it is imported. */
+function evaluate(config = '{}', jpath = MIXIN, path = 'mixin.libsonnet'): MixinOutput {
   const jsonnet = requireBinary('jsonnet');
-  const code = `local m = (import "mixin.libsonnet") + { _config+:: ${config} };
+  const code = `local m = (import "${path}") + { _config+:: ${config} };
 { prometheusRules: m.prometheusRules, prometheusAlerts: m.prometheusAlerts, grafanaDashboards: m.grafanaDashboards }`;
-  const r = spawnSync(jsonnet, ['-J', MIXIN, '-e', code], { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(jsonnet, ['-J', jpath, '-e', code], { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
   expect(r.status, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as MixinOutput;
 }
@@ -81,11 +81,50 @@ describe('mixin/', () => {
     for (const d of Object.values(out.grafanaDashboards)) expect(lintDashboard(d as LintDashboard)).toEqual([]);
   });
 
-  it('the template is really tokenised: no aggregation label, selector or runbook URL of the generating config in the rules', () => {
+  it('_config thresholds (band, hit-rate and warm-up targets, minRequests, SLO objectives) change the rules and dashboards as `generate` would', () => {
+    const thresholds = { baselineSeconds: 0.2, tolerance: 0.1, hitRateTarget: 0.99, warmupEfficiencyTarget: 0.85, minRequests: 500, hitRateObjective: 0.995, latencyObjective: 0.999 };
+    const out = evaluate(JSON.stringify(thresholds));
+    const config = parseConfig(
+      'signals:\n  baselineSeconds: 0.2\n  tolerance: 0.1\n  hitRateTarget: 0.99\n  warmupEfficiencyTarget: 0.85\nalerts:\n  minRequests: 500\nslos:\n  hitRate: { objective: 0.995 }\n  latency: { objective: 0.999 }\n',
+      'tuned.yml',
+    );
+    const expected = generated(config);
+    expect([...out.prometheusRules.groups, ...out.prometheusAlerts.groups]).toEqual(expected.groups);
+    expect(out.grafanaDashboards).toEqual(expected.dashboards);
+    // And they did change: the new numbers are in the rules, the defaults' are not.
+    const text = JSON.stringify([out.prometheusRules, out.prometheusAlerts]);
+    expect(text).toContain('>= 500)');
+    expect(text).not.toContain('>= 200)');
+    expect(text).toContain('le=\\"0.22\\"');
+    expect(text).not.toContain('0.19425');
+    expect(text).toContain('vector(0.001)');
+    expect(text).toContain('zero_plane:hit_rate:ratio_rate5m < 0.99)');
+  });
+
+  it('a _config threshold that is not a number is refused by name', () => {
+    const r = spawnSync(requireBinary('jsonnet'), ['-J', MIXIN, '-e', `((import "mixin.libsonnet") + { _config+:: { minRequests: "many" } }).prometheusAlerts`], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('_config: not a number: minRequests');
+  });
+
+  it('vendored where `jb install github.com/zero-plane/zero-plane-exporter/mixin` puts it, it imports by that path', () => {
+    const manifest = JSON.parse(readFileSync(join(MIXIN, 'jsonnetfile.json'), 'utf8')) as { version: number; dependencies: unknown[] };
+    expect(manifest).toMatchObject({ version: 1, dependencies: [] });
+    const vendor = join(tempDir('zp-mixin-vendor-'), 'vendor');
+    const target = join(vendor, 'github.com/zero-plane/zero-plane-exporter/mixin');
+    cpSync(MIXIN, target, { recursive: true });
+    const out = evaluate('{}', vendor, 'github.com/zero-plane/zero-plane-exporter/mixin/mixin.libsonnet');
+    const committed = parse(readFileSync(ALERTS, 'utf8')) as { groups: unknown[] };
+    expect([...out.prometheusRules.groups, ...out.prometheusAlerts.groups]).toEqual(committed.groups);
+  });
+
+  it('the template is really tokenised: no aggregation label, selector, runbook URL or threshold of the generating config in the rules', () => {
     const rules = readFileSync(join(MIXIN, 'generated/prometheus_rules.json'), 'utf8') + readFileSync(join(MIXIN, 'generated/prometheus_alerts.json'), 'utf8');
     expect(rules).not.toContain('job="zero-plane-exporter"');
     expect(rules).not.toMatch(/by \(job/);
     expect(rules).not.toContain('github.com');
     expect(rules).toContain('@@by@@');
+    for (const threshold of ['0.19425', '0.17575', '194.25 ms', '>= 200', '0.994', '99.4 %', '0.0336']) expect(rules).not.toContain(threshold);
+    expect(rules).toContain('@@ceiling.plain@@');
   });
 });
