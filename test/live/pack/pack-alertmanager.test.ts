@@ -71,7 +71,7 @@ describe('example Alertmanager routing (amtool config routes test)', () => {
     writeFileSync(file, files.get('alertmanager.example.yml') as string);
     const rules = parse(files.get('zero-plane.rules.yml') as string) as { groups: { rules: { alert?: string; labels?: Record<string, string> }[] }[] };
     const alerts = rules.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
-    expect(alerts.length).toBe(21);
+    expect(alerts.length).toBe(22);
     const group = Object.fromEntries(config.pack.aggregationLabels.map((l) => [l, `zp-${l}`]));
     for (const a of alerts) {
       const labels: Record<string, string> = { ...a.labels, ...group, alertname: a.alert as string };
