@@ -8,6 +8,7 @@ import { createServer as createNetServer, type AddressInfo, type Server as NetSe
 import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { prefersOpenMetrics, type MetricsEndpoint } from '../metrics/registry.js';
+import { acceptsGzip, compressText } from './compression.js';
 import { errorHandler, notFound } from './error-handler.js';
 import { answerClientError, HTTP2_MAX_HEADER_LIST_SIZE } from './header-limits.js';
 import { http2Dispatch } from './http2-bridge.js';
@@ -61,6 +62,8 @@ export function createApp(opts: HttpOptions): express.Express {
     });
   }
   if (opts.guard !== undefined) app.use(opts.guard);
+  // After the guard: a 401 or 429 is not worth compressing, and a flood's answers must stay cheap.
+  app.use(compressText());
   // Health and readiness first: no router, limiter or render stands before them.
   app.get('/-/healthy', (_req, res) => {
     res.type('text/plain').send('zero-plane-exporter is Healthy.\n');
@@ -92,15 +95,19 @@ export function createApp(opts: HttpOptions): express.Express {
     }
     // OpenMetrics 1.0 when the scraper asks for it (Prometheus does by default), else the text format.
     const format = prefersOpenMetrics(req.get('accept')) ? 'openmetrics' : 'text';
+    // gzip when asked (Prometheus always asks): one compression per render, shared like the render.
+    const encoding = acceptsGzip(req.get('accept-encoding')) ? 'gzip' : 'identity';
     res.vary('Accept');
+    res.vary('Accept-Encoding');
     let body: RenderedBody;
     try {
-      body = await shared.body(format);
+      body = await shared.body(format, encoding);
     } catch (err) {
       opts.log?.error('collecting metrics failed', { error: (err as Error).message });
       res.status(500).type('text/plain').send(`error collecting metrics: ${(err as Error).message}\n`);
       return;
     }
+    if (encoding === 'gzip') res.set('Content-Encoding', 'gzip');
     await writeBody(res, opts.registry.contentTypeOf(format), body);
   });
   app.use(opts.landing);
