@@ -143,6 +143,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
           knownUserReservedChecks: config.web.basicAuth.knownUserReservedChecks,
           globalFailedLoginBurst: config.web.basicAuth.globalFailedLoginBurst,
           globalFailedLoginIntervalMs: config.web.basicAuth.globalFailedLoginInterval,
+          refusalDelayMs: config.web.basicAuth.refusalDelay,
+          maxHeldRefusals: config.web.basicAuth.maxHeldRefusals,
         },
       })
     : undefined;

@@ -219,6 +219,10 @@ export const basicAuthSchema = z
     globalFailedLoginBurst: z.number().int().min(1).default(60),
     /** …until one more is allowed per this long. */
     globalFailedLoginInterval: duration.default(250),
+    /** A 429 for a login is answered after this long (at most its Retry-After): a flood that retries at once retries slowly. */
+    refusalDelay: duration.default(1_000),
+    /** 429s held back at most at once (each is an open socket); past it they are answered at once (0: never held). */
+    maxHeldRefusals: z.number().int().min(0).max(65_536).default(1024),
   })
   .refine((b) => b.knownUserReservedChecks < b.maxPendingChecks, {
     message: '`knownUserReservedChecks` must be below `maxPendingChecks`, or no login for an unknown name (which must cost the same) could ever be checked',

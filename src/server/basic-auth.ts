@@ -9,9 +9,14 @@
 //   together one more (web.basicAuth.globalFailedLogin*): past its own, or past the global one while its
 //   address has failed recently, a login gets 429 without a bcrypt;
 // - checks wait in a fair queue (fair-queue.ts), round robin by /24 or /64 and then by address, those
-//   from networks with no failed login for failedLoginBurst × failedLoginInterval in a lane of their own; web.basicAuth.maxPendingChecks wait at most, of which one network may
+//   from networks with no failed login for failedLoginBurst × failedLoginInterval in a lane of their own
+//   (a network's first failure moves its waiting checks out of it, and the failing lane pauses while a
+//   clean login is checked); web.basicAuth.maxPendingChecks wait at most, of which one network may
 //   hold maxPendingChecksPerPrefix and the last knownUserReservedChecks are kept for user names that exist,
 //   so wrong passwords from many addresses cannot keep a scraper whose login is not remembered out;
+// - a 429 is answered after refusalDelay (1 s, at most its Retry-After; maxHeldRefusals at once): a flood
+//   that keeps N logins in flight then asks a few hundred times a second, not thousands, and on a small
+//   loaded machine those answers were what a right password's check waited behind;
 // - every check costs the same whatever the user name: an unknown user is checked against a hash of the
 //   highest cost configured, and a user whose hash is cheaper pays the difference in extra hashes, so the
 //   time of a 401 does not tell which names exist.
@@ -42,6 +47,10 @@ export interface BasicAuthLimits {
   globalFailedLoginBurst: number;
   /** …and one more per this many milliseconds; past it only addresses with no recent failure are checked. */
   globalFailedLoginIntervalMs: number;
+  /** A 429 is answered after this long (at most its Retry-After), so a client that retries at once retries slowly; 0 = at once. */
+  refusalDelayMs: number;
+  /** 429s held back at most at once; past it they are answered at once (each held one is a socket). */
+  maxHeldRefusals: number;
 }
 
 export const DEFAULT_BASIC_AUTH_LIMITS: BasicAuthLimits = {
@@ -52,6 +61,8 @@ export const DEFAULT_BASIC_AUTH_LIMITS: BasicAuthLimits = {
   knownUserReservedChecks: 4,
   globalFailedLoginBurst: 60,
   globalFailedLoginIntervalMs: 250,
+  refusalDelayMs: 1_000,
+  maxHeldRefusals: 1024,
 };
 
 export interface BasicAuthOptions {
@@ -95,6 +106,9 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
   // One thread for logins from addresses with no recent failure, one for the rest: a right password
   // never waits behind a wrong one's bcrypt, and wrong passwords still take at most one core.
   const verifiers: Record<Lane, Verifier> = opts.verifier === undefined ? { clean: new BcryptWorker(), failing: new BcryptWorker(FAILING_LANE_NICE) } : { clean: opts.verifier, failing: opts.verifier };
+  // The clean lane's thread is started now, not by the first login: after a restart that first login is
+  // the scraper's, and a thread start (and bcryptjs loaded into it) on a loaded machine is most of a second.
+  verifiers.clean.warm?.();
   if (users.size === 0) throw new Error('basic auth needs at least one user');
   const { decoy, padSalts } = equalCost(users);
   const verified = new Set<string>();
@@ -106,17 +120,22 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
   const lastFailure = new Map<string, number>();
   const globalFailures = new TokenBucket(limits.globalFailedLoginBurst, limits.globalFailedLoginIntervalMs, clock);
   // Checks waiting, and whether one is on the thread: one at a time, so the queue decides the order.
-  const queue = new FairQueue<() => Promise<void>>();
+  // An item is called with the lane it is run in: a network's first failure moves its waiting checks to the failing lane.
+  const queue = new FairQueue<(lane: Lane) => Promise<void>>();
   const running: Record<Lane, boolean> = { clean: false, failing: false };
   let closed = false;
   const runNext = (lane: Lane): void => {
     if (running[lane] || closed) return;
+    // The failing lane waits while a clean login is being checked or waits for its check: on a loaded
+    // machine the two threads compete for the same few CPU slices, and the right password's must win.
+    if (lane === 'failing' && (running.clean || queue.sizeOf('clean') > 0)) return;
     const next = queue.shift(lane);
     if (next === undefined) return;
     running[lane] = true;
-    void next().finally(() => {
+    void next(lane).finally(() => {
       running[lane] = false;
       runNext(lane);
+      if (lane === 'clean') runNext('failing');
     });
   };
   let lastLog = -Infinity;
@@ -136,10 +155,27 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
     logRejection(req, reason);
     res.set('WWW-Authenticate', `Basic realm="${BASIC_AUTH_REALM}"`).status(401).json({ error: reason === 'missing credentials' ? 'authentication required' : 'invalid credentials' });
   };
+  // Answers held back (their timers), so a flood of refusals cannot hold more than maxHeldRefusals sockets.
+  let held = 0;
+  const holds = new Set<NodeJS.Timeout>();
   const throttle = (req: Request, res: Response, reason: string, retryAfterMs: number): void => {
     checks.inc(['throttled']);
     logRejection(req, reason);
-    res.set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000)))).status(429).json({ error: `${reason}; retry later` });
+    const answer = () => {
+      if (!res.destroyed) res.set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000)))).status(429).json({ error: `${reason}; retry later` });
+    };
+    // A client told to retry later that sends its next login the moment the 429 arrives (a flood keeps N
+    // in flight) otherwise gets thousands of answers a second, and on a small busy machine that work is
+    // what a right password's check waits behind. Held, the same N sockets cost a few answers a second.
+    const delay = Math.min(limits.refusalDelayMs, retryAfterMs);
+    if (delay <= 0 || held >= limits.maxHeldRefusals || closed) return answer();
+    held++;
+    const timer = setTimeout(() => {
+      holds.delete(timer);
+      held--;
+      answer();
+    }, delay);
+    holds.add(timer);
   };
 
   const handler = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -179,8 +215,8 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
     try {
       const lane: Lane = clean ? 'clean' : 'failing';
       ok = await new Promise<boolean>((resolve, reject) => {
-        queue.push(lane, prefix, address, () =>
-          verifiers[lane].verify(password, hash ?? decoy, padSalts.get(hash ?? decoy) ?? []).then((matched) => resolve(matched && hash !== undefined), reject),
+        queue.push(lane, prefix, address, (runIn) =>
+          verifiers[runIn].verify(password, hash ?? decoy, padSalts.get(hash ?? decoy) ?? []).then((matched) => resolve(matched && hash !== undefined), reject),
         );
         runNext(lane);
       });
@@ -196,6 +232,7 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
       lastFailure.delete(prefix);
       if (lastFailure.size >= maxClients) lastFailure.delete(lastFailure.keys().next().value as string);
       lastFailure.set(prefix, clock());
+      queue.demote(prefix);
       return refuse(req, res, hash === undefined ? 'unknown user' : 'wrong password');
     }
     bucket.giveBack();
@@ -210,6 +247,8 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
       // Checks still waiting are dropped: their connections are closed, and the process must exit now.
       closed = true;
       queue.clear();
+      for (const timer of holds) clearTimeout(timer);
+      holds.clear();
       await verifiers.clean.close();
       if (verifiers.failing !== verifiers.clean) await verifiers.failing.close();
     },

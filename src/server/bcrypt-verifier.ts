@@ -23,6 +23,8 @@ parentPort.on('message', ({ id, password, hash, padSalts }) => {
 export interface Verifier {
   /** Whether `password` matches `hash`; then `padSalts` are hashed too (work that only costs time). */
   verify(password: string, hash: string, padSalts: readonly string[]): Promise<boolean>;
+  /** Starts what the first check needs (a thread), so the first login does not wait for it. */
+  warm?(): void;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,10 @@ export class BcryptWorker implements Verifier {
       this.pending.set(id, { resolve, reject });
       worker.postMessage({ id, password, hash, padSalts });
     });
+  }
+
+  warm(): void {
+    if (!this.closed) this.start();
   }
 
   async close(): Promise<void> {

@@ -12,9 +12,15 @@ export class FairQueue<T> {
   private readonly lanes: Record<Lane, Map<string, Map<string, T[]>>> = { clean: new Map(), failing: new Map() };
   private readonly perPrefix = new Map<string, number>();
   private total = 0;
+  private readonly laneSize: Record<Lane, number> = { clean: 0, failing: 0 };
 
   get size(): number {
     return this.total;
+  }
+
+  /** Items waiting in `lane`. */
+  sizeOf(lane: Lane): number {
+    return this.laneSize[lane];
   }
 
   /** Items waiting from `prefix`, in both lanes. */
@@ -31,6 +37,27 @@ export class FairQueue<T> {
     items.push(item);
     this.perPrefix.set(prefix, (this.perPrefix.get(prefix) ?? 0) + 1);
     this.total++;
+    this.laneSize[lane]++;
+  }
+
+  /**
+   * Moves what `prefix` has waiting in the clean lane to the back of the failing lane (its first login
+   * failed): a flood's first logins, queued while its network had no failure, must not stay ahead of a
+   * right password in the clean lane.
+   */
+  demote(prefix: string): void {
+    const addresses = this.lanes.clean.get(prefix);
+    if (addresses === undefined) return;
+    this.lanes.clean.delete(prefix);
+    let moved = 0;
+    const target = this.lanes.failing.get(prefix) ?? new Map<string, T[]>();
+    for (const [address, items] of addresses) {
+      target.set(address, [...(target.get(address) ?? []), ...items]);
+      moved += items.length;
+    }
+    this.lanes.failing.set(prefix, target);
+    this.laneSize.clean -= moved;
+    this.laneSize.failing += moved;
   }
 
   /** Drops every item (at shutdown). */
@@ -39,6 +66,8 @@ export class FairQueue<T> {
     this.lanes.failing.clear();
     this.perPrefix.clear();
     this.total = 0;
+    this.laneSize.clean = 0;
+    this.laneSize.failing = 0;
   }
 
   /** The next item of `lane`: round robin by prefix, then address. */
@@ -58,6 +87,7 @@ export class FairQueue<T> {
       if (left > 0) this.perPrefix.set(prefix, left);
       else this.perPrefix.delete(prefix);
       this.total--;
+      this.laneSize[lane]--;
       return item;
     }
   }

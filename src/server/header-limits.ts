@@ -17,8 +17,15 @@ export const HTTP2_MAX_HEADER_LIST_SIZE = 1024 * 1024;
 /** How long the rest of a refused request is read and dropped before the connection is closed anyway. */
 const LINGER_MS = 5_000;
 
+/** Sockets answered and being drained: the parser may report the same error again for the bytes still coming. */
+const answered = new WeakSet<Socket>();
+
 /** Node's `clientError` handler for HTTP/1.1 parse errors: 431 for oversize headers, 400 for the rest. */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // Node's server keeps feeding what arrives after the error to its parser, which reports it again: over
+  // TLS (16 KiB records) nearly always. Destroying the socket then, with the rest of the request unread,
+  // reset the connection before the client read the 431 (curl: exit 56, http_code 000, 6 runs in 10).
+  if (answered.has(socket)) return;
   if (!socket.writable || socket.bytesWritten > 0 || err.code === 'ECONNRESET') {
     socket.destroy();
     return;
@@ -28,7 +35,10 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
-  // Read and drop the rest, so closing with unread bytes does not reset the connection before the client read the answer.
+  answered.add(socket);
+  // Read and drop the rest, so closing with unread bytes does not reset the connection before the client
+  // read the answer; the server's parser no longer sees it.
+  socket.removeAllListeners('data');
   socket.on('data', () => undefined);
   socket.resume();
   socket.setTimeout(LINGER_MS, () => socket.destroy());

@@ -2,12 +2,14 @@
 // (src/landing/: the four signals live), over HTTP or, with --web.config.file, HTTPS (and HTTP/2),
 // on each --web.listen-address or on the sockets systemd passed.
 import { createServer as createHttpServer, type Server } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { createSecureServer as createHttp2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { prefersOpenMetrics, type MetricsEndpoint } from '../metrics/registry.js';
+import { acceptsGzip, compressText } from './compression.js';
 import { errorHandler, notFound } from './error-handler.js';
 import { answerClientError, HTTP2_MAX_HEADER_LIST_SIZE } from './header-limits.js';
 import { http2Dispatch } from './http2-bridge.js';
@@ -52,6 +54,9 @@ export interface HttpOptions {
 export function createApp(opts: HttpOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
+  // No ETag: it is a SHA-1 of every body sent, health probes and refusals included, and no scraper or
+  // probe sends If-None-Match (Go's exporters send none either).
+  app.set('etag', false);
   if (opts.limiter !== undefined) app.use(opts.limiter);
   const headers = opts.headers;
   if (headers !== undefined && Object.keys(headers).length > 0) {
@@ -61,6 +66,8 @@ export function createApp(opts: HttpOptions): express.Express {
     });
   }
   if (opts.guard !== undefined) app.use(opts.guard);
+  // After the guard: a 401 or 429 is not worth compressing, and a flood's answers must stay cheap.
+  app.use(compressText());
   // Health and readiness first: no router, limiter or render stands before them.
   app.get('/-/healthy', (_req, res) => {
     res.type('text/plain').send('zero-plane-exporter is Healthy.\n');
@@ -73,14 +80,13 @@ export function createApp(opts: HttpOptions): express.Express {
   const shared = new SharedScrape(opts.registry, opts.beforeScrape, opts.scrapes);
   const maxRequests = opts.maxRequests ?? 0;
   let inFlight = 0;
+  const refusedBody = Buffer.from(`too many concurrent scrapes: ${maxRequests} are being answered (--web.max-requests); retry\n`);
   app.get(opts.telemetryPath, async (req, res) => {
     if (maxRequests > 0 && inFlight >= maxRequests) {
       opts.scrapes?.inc(['refused']);
-      res
-        .status(503)
-        .set({ 'Retry-After': '1', 'Cache-Control': 'no-store' })
-        .type('text/plain')
-        .send(`too many concurrent scrapes: ${maxRequests} are being answered (--web.max-requests); retry\n`);
+      // Written as it is (no res.send): in a flood this answer is most of the requests, and what each costs
+      // is what a health probe read among them waits for.
+      res.status(503).set({ 'Retry-After': '1', 'Cache-Control': 'no-store', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(refusedBody.length) }).end(refusedBody);
       return;
     }
     // Counted until the response is done or the client is gone, however it ends.
@@ -92,15 +98,19 @@ export function createApp(opts: HttpOptions): express.Express {
     }
     // OpenMetrics 1.0 when the scraper asks for it (Prometheus does by default), else the text format.
     const format = prefersOpenMetrics(req.get('accept')) ? 'openmetrics' : 'text';
+    // gzip when asked (Prometheus always asks): one compression per render, shared like the render.
+    const encoding = acceptsGzip(req.get('accept-encoding')) ? 'gzip' : 'identity';
     res.vary('Accept');
+    res.vary('Accept-Encoding');
     let body: RenderedBody;
     try {
-      body = await shared.body(format);
+      body = await shared.body(format, encoding);
     } catch (err) {
       opts.log?.error('collecting metrics failed', { error: (err as Error).message });
       res.status(500).type('text/plain').send(`error collecting metrics: ${(err as Error).message}\n`);
       return;
     }
+    if (encoding === 'gzip') res.set('Content-Encoding', 'gzip');
     await writeBody(res, opts.registry.contentTypeOf(format), body);
   });
   app.use(opts.landing);
@@ -110,32 +120,76 @@ export function createApp(opts: HttpOptions): express.Express {
 }
 
 /**
+ * Milliseconds of body writing per turn of the event loop, for all responses together. Each response used
+ * to hand the loop back after every piece, but every one of them did so in the same check phase: 40
+ * responses wrote 40 pieces (2.5 MB into the kernel) before the loop polled again, and a health probe
+ * read meanwhile waited for all of them. Now the pieces are written round robin until this budget is
+ * spent, then the loop polls (probes, new connections) before the next turn.
+ */
+export const WRITE_TURN_MS = 2;
+
+/** Responses waiting to write their next piece, served round robin within WRITE_TURN_MS per turn. */
+class WriteTurns {
+  private waiting: (() => void)[] = [];
+  private scheduled = false;
+
+  queue(step: () => void): void {
+    this.waiting.push(step);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.turn());
+    }
+  }
+
+  private turn(): void {
+    this.scheduled = false;
+    const steps = this.waiting;
+    this.waiting = [];
+    const t0 = performance.now();
+    let i = 0;
+    // At least one step per turn, so a slow machine still makes progress.
+    do (steps[i++] as () => void)();
+    while (i < steps.length && performance.now() - t0 < WRITE_TURN_MS);
+    // Those not served this turn go first next turn, before the steps the served ones queued again.
+    if (i < steps.length) this.waiting = [...steps.slice(i), ...this.waiting];
+    if (this.waiting.length > 0 && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.turn());
+    }
+  }
+}
+
+const writeTurns = new WriteTurns();
+
+/**
  * Writes a body piece by piece, waiting whenever the socket's buffer is full, so a slow reader queues at
  * most one piece of its own (the pieces are shared with the other scrapes of the same render). Content-Length
  * is sent, as res.send would, so the client knows the body is whole. Responses written together take turns,
- * a piece each.
+ * a piece each, within WRITE_TURN_MS per turn of the event loop (WriteTurns).
  */
-async function writeBody(res: Response, contentType: string, body: RenderedBody): Promise<void> {
+function writeBody(res: Response, contentType: string, body: RenderedBody): Promise<void> {
   res.status(200).type(contentType).set('Content-Length', String(body.bytes));
-  for (const c of body.pieces) {
-    if (res.destroyed) return;
-    // The event loop is handed back after every piece, also when the socket took it at once: on loopback
-    // the kernel takes megabytes without blocking, and 40 responses of 3 MB written each in one go held
-    // health probes and new connections for seconds (copying into the kernel is most of a flood's CPU).
-    if (res.write(c)) await new Promise<void>((resolve) => setImmediate(resolve));
-    else {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
-          resolve();
-        };
-        res.on('drain', done);
-        res.on('close', done);
-      });
-    }
-  }
-  res.end();
+  return new Promise<void>((resolve) => {
+    let next = 0;
+    const step = (): void => {
+      if (res.destroyed) return resolve();
+      const piece = body.pieces[next++];
+      if (piece === undefined) {
+        res.end();
+        return resolve();
+      }
+      // On loopback the kernel takes megabytes without blocking: the turn is handed on after every piece.
+      if (res.write(piece)) return writeTurns.queue(step);
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        writeTurns.queue(step);
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    };
+    writeTurns.queue(step);
+  });
 }
 
 

@@ -5,8 +5,11 @@
 // render and is served its body; the body is encoded once, into Buffers every response writes without
 // copying. Nothing is cached: a scrape is never served a render that had finished before it arrived (one
 // under way is rendered in slices, RENDER_SLICE_MS, and a scrape may join it between slices).
+// A scrape that accepts gzip is served the render's gzipped body, compressed once per render however many
+// scrapes share it, on the thread pool (compression.ts).
 import { CounterFamily } from '../metrics/families.js';
 import type { ExpositionFormat, MetricsEndpoint } from '../metrics/registry.js';
+import { gzipped } from './compression.js';
 
 /** What became of each scrape of /metrics: its own render, another's (shared), or 503 past --web.max-requests. */
 export function scrapeCounter(): CounterFamily {
@@ -25,8 +28,20 @@ export interface RenderedBody {
   bytes: number;
 }
 
+/** The piece size of a gzipped body: the rendered pieces' size, so responses still take turns a piece each. */
+const GZIP_PIECE_BYTES = 64 * 1024;
+
+/** One render: its body, and the body gzipped (made by the first scrape that asks for it). */
+interface Render {
+  body: RenderedBody;
+  gzip?: Promise<RenderedBody>;
+}
+
+export type ScrapeEncoding = 'identity' | 'gzip';
+
 export class SharedScrape {
-  private readonly pending = new Map<ExpositionFormat, Promise<RenderedBody>>();
+  private readonly pending = new Map<ExpositionFormat, Promise<Render>>();
+  private compressions = 0;
   private renderCount = 0;
 
   constructor(
@@ -41,17 +56,33 @@ export class SharedScrape {
     return this.renderCount;
   }
 
-  /** The body of the render under way for `format`, or of a new one. */
-  body(format: ExpositionFormat): Promise<RenderedBody> {
-    const under = this.pending.get(format);
-    if (under !== undefined) {
-      this.counter?.inc(['shared']);
-      return under;
+  /** Bodies gzipped so far (one per render that a scrape asking for gzip shared). */
+  get gzipped(): number {
+    return this.compressions;
+  }
+
+  /** The body of the render under way for `format`, or of a new one; gzipped when `encoding` is gzip. */
+  async body(format: ExpositionFormat, encoding: ScrapeEncoding = 'identity'): Promise<RenderedBody> {
+    let render = this.pending.get(format);
+    if (render !== undefined) this.counter?.inc(['shared']);
+    else {
+      this.counter?.inc(['rendered']);
+      const started = this.render(format).finally(() => this.pending.delete(format));
+      render = started.then((body): Render => ({ body }));
+      this.pending.set(format, render);
     }
-    this.counter?.inc(['rendered']);
-    const render = this.render(format).finally(() => this.pending.delete(format));
-    this.pending.set(format, render);
-    return render;
+    const r = await render;
+    if (encoding === 'identity') return r.body;
+    r.gzip ??= this.gzip(r.body);
+    return r.gzip;
+  }
+
+  private async gzip(body: RenderedBody): Promise<RenderedBody> {
+    this.compressions++;
+    const out = await gzipped(Buffer.concat(body.pieces as Buffer[], body.bytes));
+    const pieces: Buffer[] = [];
+    for (let at = 0; at < out.length; at += GZIP_PIECE_BYTES) pieces.push(out.subarray(at, at + GZIP_PIECE_BYTES));
+    return { pieces, bytes: out.length };
   }
 
   private async render(format: ExpositionFormat): Promise<RenderedBody> {

@@ -49,7 +49,7 @@ describe('serve: OpenMetrics on /metrics', () => {
   it('answers OpenMetrics to Prometheus\' Accept header, accepted by Debian\'s python3-prometheus-client parser', async () => {
     const res = await fetch(`${server.url}/metrics`, { headers: { accept: PROMETHEUS_ACCEPT } });
     expect(res.headers.get('content-type')).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
-    expect(res.headers.get('vary')).toBe('Accept');
+    expect(res.headers.get('vary')).toBe('Accept, Accept-Encoding');
     const body = await res.text();
     expect(body.endsWith('\n# EOF\n')).toBe(true);
     const parsed = pythonOpenMetrics(body);

@@ -99,17 +99,33 @@ describe('a 60-address wrong-password flood does not lock out a login that is no
       await new Promise((r) => setTimeout(r, 300));
     }
     const during = { ...floodCounts };
+    // The figures, for the record (bench/RESULTS.md quotes runs of this test).
+    console.log('login flood', JSON.stringify({ results, during }));
     flood.kill('SIGKILL');
     // Before: 429 for every one of them (the queue of 32 was the flood's).
     expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
-    // Within 2 s on an idle machine. Here the bound is the promise itself: the login waits for no wrong
-    // password's check, so it takes what the machine needs to answer anything (the probe: ~1 ms idle, 1–4 s
-    // at a load of 20+ on two cores), its own check, and at most one clean-lane check already running.
-    for (const r of results) expect(r.ms, JSON.stringify({ results, during })).toBeLessThan(Math.max(2_000, r.probeMs + 2 * r.checkMs + 500));
+    // Within 2 s, on this loaded machine too: the login waits for no wrong password's check (the failing
+    // lane pauses while a clean login is checked), and the flood's 429s are held a second each, so its
+    // 180 sockets ask a few hundred times a second instead of thousands and the event loop is free.
+    for (const r of results) expect(r.ms, JSON.stringify({ results, during })).toBeLessThan(2_000);
     // The flood was refused all along, and never got in.
     expect(during['200'] ?? 0).toBe(0);
     expect(during['401']).toBeGreaterThan(0);
     expect(during['429']).toBeGreaterThan(0);
+
+    // A refused login is answered after web.basicAuth.refusalDelay (1 s), not at once: the flood address's
+    // bucket is still empty, so this is a 429, and it took the hold.
+    const refusedIn = await new Promise<{ status: number; ms: number }>((resolve, reject) => {
+      const t0 = performance.now();
+      const req = request({ host: '127.0.0.1', port, path: '/metrics', localAddress: '127.0.0.10', agent: false, headers: { authorization: basic(`${USERS[0]}:wrong`) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(refusedIn.status, JSON.stringify(refusedIn)).toBe(429);
+    expect(refusedIn.ms, JSON.stringify(refusedIn)).toBeGreaterThanOrEqual(990);
 
     const text = await new Promise<string>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, path: '/metrics', headers: { authorization: basic(`${USERS[1]}:right-${USERS[1]}`) } }, (res) => {

@@ -118,8 +118,11 @@ describe('200 concurrent scrapes', () => {
     const figures = { probes: probes.length, p50: quantile(probes, 0.5), p99: quantile(probes, 0.99), extraP99: quantile(extra, 0.99), maxRss, out };
     expect([...statuses], JSON.stringify(figures)).toEqual(['200']);
     expect(probes.length, JSON.stringify(figures)).toBeGreaterThanOrEqual(5);
-    // Not yet asserted: the 100 ms. Measured here, p50 13 ms but p99 ~270 ms beyond the echo (the
-    // probes sent with the flood's first burst of 200 connections); that burst is still to be found and fixed.
+    // Not asserted: the 100 ms p99 does not hold on this loaded 2-core machine. After the flood's
+    // first 500 ms the probes are answered in p50 4-6 ms, max 24-43 ms (bench/scrape-flood-probes.mjs, load
+    // 7-10). A probe that lands among the first burst of 200 connections waits for the requests read before
+    // it (each accepted, parsed and answered or queued: ~1 s of CPU at that load, a quarter of it GC): 130 ms
+    // to 1.5 s, 0 ms of it connecting. bench/RESULTS.md has the figures.
     const counts = JSON.parse(out) as Record<string, number>;
     expect((counts['200'] ?? 0) + (counts['503'] ?? 0), out).toBe(200 * ROUNDS);
     // Whether 40 are ever in flight at once depends on how fast the flood's sockets are accepted (a run of
