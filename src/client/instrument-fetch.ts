@@ -12,13 +12,14 @@ import type { Family, MetricsSource } from './exposition.js';
 import { requestFieldsOf, routeOf, urlOf, withHeader, type Fetch, type FetchInput } from './fetch-args.js';
 import { errorTypeOf, GenAiMetrics } from './genai-metrics.js';
 import { ResponseObservers, type BodyFacts } from './response-observer.js';
-import { InProcessSignals, type WindowSignals } from './in-process-signals.js';
+import { InProcessSignals } from './in-process-signals.js';
 import { IngestSink } from './ingest-sink.js';
 import { drainAtExit } from './exit-hooks.js';
 import { LogFileSink } from './log-file-sink.js';
 import { OptInGuard, OptInHeaderError, type GuardVerdict } from './opt-in-guard.js';
 import { clientConfig, defaultWarn, durationOption, parseOptions, warnOption, type ConfigInput } from './options.js';
 import { warnOnce, type RecordSink } from './record-sink.js';
+import type { WindowSignals } from './window-signals.js';
 
 const ingestOptions = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
