@@ -1,29 +1,39 @@
 // Import cost of zero-plane-exporter/client: wall time of `await import()` and RSS after it, each in a
-// fresh node, against a bare node doing the same with an empty module (same run, side by side).
-// Usage: npm run build && node bench/client-import.mjs [runs=15]
+// fresh node, against a bare node doing the same with an empty module (same run, side by side). Other
+// builds' client entry points (another checkout's dist/client/index.js) may be named to compare; the
+// sides take turns run by run, so a change in the machine's load falls on all of them alike.
+// Usage: npm run build && node bench/client-import.mjs [runs=15] [other/dist/client/index.js ...]
 import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const runs = Number(process.argv[2] ?? 15);
 const client = pathToFileURL(fileURLToPath(new URL('../dist/client/index.js', import.meta.url))).href;
+const others = process.argv.slice(3).map((p) => pathToFileURL(resolve(p)).href);
 const probe = (target) =>
   `const t0 = performance.now(); ${target === null ? 'await import("node:os");' : `await import(${JSON.stringify(target)});`} ` +
   `const ms = performance.now() - t0; globalThis.gc?.(); console.log(JSON.stringify({ ms, rss: process.memoryUsage().rss }));`;
 
-function measure(target) {
-  const out = [];
-  for (let i = 0; i < runs; i++) {
-    const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', probe(target)], { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(r.stderr);
-    out.push(JSON.parse(r.stdout));
-  }
-  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  return { ms: median(out.map((o) => o.ms)), rssMB: median(out.map((o) => o.rss)) / 1e6 };
+function once(target) {
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', probe(target)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout);
 }
 
-const bare = measure(null);
-const withClient = measure(client);
-console.log(`runs per side: ${runs} (medians)`);
-console.log(`bare node        import ${bare.ms.toFixed(1)} ms   rss ${bare.rssMB.toFixed(1)} MB`);
-console.log(`client           import ${withClient.ms.toFixed(1)} ms   rss ${withClient.rssMB.toFixed(1)} MB`);
-console.log(`client - bare    import ${(withClient.ms - bare.ms).toFixed(1)} ms   rss ${(withClient.rssMB - bare.rssMB).toFixed(1)} MB   (goal: < 20 ms, < 10 MB)`);
+const sides = [
+  { name: 'bare node', target: null },
+  { name: 'client (this build)', target: client },
+  ...others.map((target) => ({ name: `client (${fileURLToPath(target)})`, target })),
+];
+const samples = sides.map(() => []);
+for (let i = 0; i < runs; i++) sides.forEach((s, j) => samples[j].push(once(s.target)));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const stats = samples.map((xs) => ({ ms: median(xs.map((o) => o.ms)), rssMB: median(xs.map((o) => o.rss)) / 1e6 }));
+const bare = stats[0];
+console.log(`runs per side: ${runs} (medians, sides in turn); load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
+sides.forEach((s, j) => {
+  const st = stats[j];
+  const above = j === 0 ? '' : `   above bare: ${(st.ms - bare.ms).toFixed(1)} ms, ${(st.rssMB - bare.rssMB).toFixed(1)} MB`;
+  console.log(`${s.name.padEnd(48)} import ${st.ms.toFixed(1).padStart(6)} ms   rss ${st.rssMB.toFixed(1)} MB${above}`);
+});
+console.log('goal (issue 26): < 20 ms and < 10 MB above bare node');

@@ -8,7 +8,7 @@ import { CounterFamily, GaugeFamily, type HistogramSeries, type SeriesHandle } f
 import { OVERFLOW_VALUE } from './metrics/label-limiter.js';
 import type { Evidence } from './record/detect-preset.js';
 import type { HeaderWatchState, WatchOutcome } from './record/input-watch.js';
-import type { PresetName } from './record/presets.js';
+import type { PresetName, TokenType } from './record/presets.js';
 import { TOO_LONG, type ParseResult, type RecordParser } from './record/parse-record.js';
 import { candidateFor, headerless, lacksTokens, SourceInputs, type HeadersHint, type HeldLines, type InputEvents, type SourceInput } from './record/source-inputs.js';
 import { SignalClassifier } from './signals/classify.js';
@@ -388,6 +388,7 @@ export class Pipeline implements LineSink {
     if (s.mode !== undefined) m.throttleModes.inc([s.mode]);
     if (s.optIn !== undefined) this.optInSeriesOf(s.optIn).value++;
     if (s.delayProfileInvalid) m.headerParseErrors.inc([this.delayProfileHeader]);
+    if (r.tokens !== undefined) for (const type in r.tokens) m.tokens.inc([type, model], r.tokens[type as TokenType]);
 
     const codes = this.statusCodes;
     if (codes !== undefined && r.status !== undefined && r.status >= 0 && r.status < STATUS_CODES) codes[r.status] = (codes[r.status] as number) + 1;

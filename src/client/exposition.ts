@@ -2,7 +2,8 @@
 // prom-client Registry to merge with the application's own. Both read the same families the exporter
 // writes (metrics/families.ts), so the text is the exporter's text.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Registry, type Metric } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Metric, Registry } from 'prom-client';
 import { CounterFamily, type GaugeFamily, HistogramFamily } from '../metrics/families.js';
 
 export type Family = CounterFamily | GaugeFamily | HistogramFamily;
@@ -14,7 +15,16 @@ export interface MetricsSource {
   beforeScrape?(): void;
 }
 
-export const CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+/** prom-client's Registry.PROMETHEUS_CONTENT_TYPE, spelt out: prom-client is loaded only by prometheusRegistry(). */
+export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/**
+ * prom-client (CommonJS) loaded on first use: importing it costs ~45 ms and ~13 MB, which an application
+ * that serves metricsHandler() (or sends its records away) should not pay.
+ */
+function promClient(): typeof import('prom-client') {
+  return createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+}
 
 /** Two sources showing one family would make an exposition Prometheus rejects: refuse it up front. */
 function checkDistinct(sources: readonly MetricsSource[]): void {
@@ -96,7 +106,7 @@ function promValues(family: Family): PromValue[] {
  */
 export function prometheusRegistry(...sources: MetricsSource[]): Registry {
   checkDistinct(sources);
-  const registry = new Registry();
+  const registry = new (promClient().Registry)();
   for (const source of sources) {
     source.families().forEach((family, i) => {
       const type = family instanceof HistogramFamily ? 'histogram' : family instanceof CounterFamily ? 'counter' : 'gauge';

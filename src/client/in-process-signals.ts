@@ -4,19 +4,20 @@
 import type { Config } from '../config/schema.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { Pipeline } from '../pipeline.js';
-import { verdicts, type Verdicts } from '../landing/verdicts.js';
-import { summarize, type SignalValues } from '../windows/summarize.js';
+import { verdicts, type Verdicts as PipelineVerdicts } from '../landing/verdicts.js';
+import { summarize, type SignalValues as PipelineSignalValues } from '../windows/summarize.js';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { RecordSink } from './record-sink.js';
+import type { SignalValues, Verdicts, WindowSignals } from './window-signals.js';
 
 /** The `source` label of the lines an instrumented fetch feeds its own pipeline. */
 export const CLIENT_SOURCE = 'client';
 
-export interface WindowSignals {
-  window: SignalValues;
-  verdicts: Verdicts;
-}
+// window-signals.ts declares these shapes for the client's declarations; each must be the other both ways.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameShapes: [Same<SignalValues, PipelineSignalValues>, Same<Verdicts, PipelineVerdicts>] = [true, true];
+void sameShapes;
 
 export class InProcessSignals implements RecordSink {
   readonly pipeline: Pipeline;

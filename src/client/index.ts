@@ -6,8 +6,6 @@ export { gateClient, type GateClient, type GateClientOptions, type GateClientSta
 export { metricsHandler, prometheusRegistry, metricsText, type MetricsSource } from './exposition.js';
 export { OptInHeaderError, type OptInAction } from './opt-in-guard.js';
 export { ClientOptionsError, type ConfigInput } from './options.js';
-export type { WindowSignals } from './in-process-signals.js';
+export type { WindowSignals, SignalValues, Verdicts, Verdict } from './window-signals.js';
 export type { Fetch } from './fetch-args.js';
-export type { SignalValues } from '../windows/summarize.js';
-export type { Verdicts, Verdict } from '../landing/verdicts.js';
 export type { OptInDefect } from '../signals/opt-in.js';

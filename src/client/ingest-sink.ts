@@ -8,7 +8,7 @@ import { ANSWER_LIMIT_BYTES, cappedText } from './capped-body.js';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { Fetch } from './fetch-args.js';
-import { settleWithin, type RecordSink } from './record-sink.js';
+import { PendingRecords, settleWithin, type Flight, type RecordOutcome, type RecordSink } from './record-sink.js';
 
 export const INGEST_PATH = '/api/v1/ingest';
 
@@ -56,12 +56,10 @@ export function ingestUrl(base: string): string {
 export class IngestSink implements RecordSink {
   private readonly url: string;
   private readonly headers: Record<string, string>;
-  private queue: string[] = [];
+  private readonly records: PendingRecords;
   private timer: NodeJS.Timeout | undefined;
   private sending: Promise<void> | undefined;
   private closed = false;
-  /** The batch being sent until it is counted, so a give-up and a late answer never both count it. */
-  private inFlight: { batch: string[]; counted: boolean } | undefined;
   /** Aborted when a bounded flush gives up: ends the request in flight and the back-off wait. */
   private giveUp = new AbortController();
 
@@ -73,6 +71,10 @@ export class IngestSink implements RecordSink {
     /** Waits between retries (ends early when `signal` aborts); tests make it instant. */
     private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void> = abortableSleep,
   ) {
+    this.records = new PendingRecords(
+      (outcome, n) => metrics.records.inc(['ingest', outcome], n),
+      (n) => metrics.pending.set(['ingest'], n),
+    );
     this.url = ingestUrl(opts.url);
     this.headers = {
       ...opts.headers,
@@ -87,15 +89,14 @@ export class IngestSink implements RecordSink {
       this.warn('closed', `zero-plane client: a call was recorded after close(); its record is dropped and counted in zero_plane_client_records_total`);
       return;
     }
-    if (this.queue.length >= this.opts.maxPendingRecords) {
+    if (this.records.length >= this.opts.maxPendingRecords) {
       this.count('dropped', 1);
       this.warn('full', `zero-plane client: ${this.url} does not keep up; dropping records past ${this.opts.maxPendingRecords} pending`);
       return;
     }
-    this.queue.push(line);
-    this.setPending();
+    this.records.push(line);
     // The interval timer never keeps the process alive: at its end beforeExit sends what is left.
-    if (this.queue.length >= this.opts.batchRecords) this.kick();
+    if (this.records.length >= this.opts.batchRecords) this.kick();
     else if (this.timer === undefined) this.timer = setTimeout(() => this.kick(), this.opts.flushIntervalMs).unref();
   }
 
@@ -111,19 +112,12 @@ export class IngestSink implements RecordSink {
   }
 
   private async sendAll(signal: AbortSignal): Promise<void> {
-    while (this.queue.length > 0 && !signal.aborted) {
-      const batch = this.queue.splice(0, this.opts.batchRecords);
-      await this.send(batch, signal);
-      this.setPending();
-    }
+    while (this.records.length > 0 && !signal.aborted) await this.send(this.records.take(this.opts.batchRecords), signal);
   }
 
-  private async send(batch: string[], giveUp: AbortSignal): Promise<void> {
-    const flight = { batch, counted: false };
-    this.inFlight = flight;
-    const settle = (result: 'delivered' | 'dropped' | 'rejected', n: number): void => {
-      if (!flight.counted) this.count(result, n);
-    };
+  private async send(flight: Flight, giveUp: AbortSignal): Promise<void> {
+    const batch = flight.batch;
+    const settle = (result: RecordOutcome, n: number): void => this.records.outcome(flight, result, n);
     try {
       const body = `${batch.join('\n')}\n`;
       for (let attempt = 1; ; attempt++) {
@@ -141,7 +135,7 @@ export class IngestSink implements RecordSink {
             const answer = await cappedText(res, ANSWER_LIMIT_BYTES).then(readAnswer, () => undefined);
             settle('delivered', answer?.accepted ?? batch.length);
             settle('rejected', answer?.rejected ?? 0);
-            flight.counted = true;
+            this.records.landed(flight);
             return;
           }
           const text = await cappedText(res, ANSWER_LIMIT_BYTES).catch(() => '');
@@ -157,7 +151,7 @@ export class IngestSink implements RecordSink {
         if (giveUp.aborted) return; // counted by giveUpNow()
         if (!retryable || attempt >= this.opts.maxAttempts) {
           settle('dropped', batch.length);
-          flight.counted = true;
+          this.records.landed(flight);
           this.warn(
             `send:${retryable ? 'unreachable' : problem.slice(0, 8)}`,
             `zero-plane client: ${this.url} did not take ${batch.length} records (${problem}); dropped and counted in zero_plane_client_records_total`,
@@ -168,31 +162,22 @@ export class IngestSink implements RecordSink {
         if (giveUp.aborted) return;
       }
     } finally {
-      if (this.inFlight === flight) this.inFlight = undefined;
+      // Given up on (aborted): giveUpNow() counted it already.
+      this.records.landed(flight);
     }
   }
 
   /** Stops sending what is left (queued and in flight) and counts it as dropped; later records start afresh. */
   private giveUpNow(): void {
-    const flight = this.inFlight;
-    const lost = this.queue.length + (flight !== undefined && !flight.counted ? flight.batch.length : 0);
-    if (flight !== undefined) flight.counted = true;
-    this.inFlight = undefined;
-    this.queue = [];
+    const lost = this.records.giveUp();
     this.sending = undefined;
     this.giveUp.abort(new DOMException('given up', 'AbortError'));
     this.giveUp = new AbortController();
-    this.count('dropped', lost);
-    this.setPending();
     this.warn('gave-up', `zero-plane client: ${this.url} did not take ${lost} records within closeTimeout (${this.opts.closeTimeoutMs} ms); dropped and counted in zero_plane_client_records_total`);
   }
 
-  private count(result: 'delivered' | 'dropped' | 'rejected', n: number): void {
+  private count(result: RecordOutcome, n: number): void {
     if (n > 0) this.metrics.records.inc(['ingest', result], n);
-  }
-
-  private setPending(): void {
-    this.metrics.pending.set(['ingest'], this.queue.length);
   }
 
   families(): readonly Family[] {
@@ -200,14 +185,14 @@ export class IngestSink implements RecordSink {
   }
 
   pending(): boolean {
-    return this.queue.length > 0 || this.sending !== undefined;
+    return this.records.length > 0 || this.sending !== undefined;
   }
 
   /** Sends what is waiting; after closeTimeout gives up on the rest (dropped, counted). */
   async flush(): Promise<void> {
-    if (this.queue.length > 0) this.kick();
+    if (this.records.length > 0) this.kick();
     const kickQueued = (): void => {
-      if (this.queue.length > 0) this.kick();
+      if (this.records.length > 0) this.kick();
     };
     if (!(await settleWithin(this.opts.closeTimeoutMs, () => this.sending, kickQueued))) this.giveUpNow();
   }

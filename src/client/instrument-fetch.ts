@@ -12,13 +12,14 @@ import type { Family, MetricsSource } from './exposition.js';
 import { requestFieldsOf, routeOf, urlOf, withHeader, type Fetch, type FetchInput } from './fetch-args.js';
 import { errorTypeOf, GenAiMetrics } from './genai-metrics.js';
 import { ResponseObservers, type BodyFacts } from './response-observer.js';
-import { InProcessSignals, type WindowSignals } from './in-process-signals.js';
+import { InProcessSignals } from './in-process-signals.js';
 import { IngestSink } from './ingest-sink.js';
-import { drainAtExit } from './exit-hooks.js';
+import { drainAtExit, type Drainable } from './exit-hooks.js';
 import { LogFileSink } from './log-file-sink.js';
 import { OptInGuard, OptInHeaderError, type GuardVerdict } from './opt-in-guard.js';
 import { clientConfig, defaultWarn, durationOption, parseOptions, warnOption, type ConfigInput } from './options.js';
 import { warnOnce, type RecordSink } from './record-sink.js';
+import type { WindowSignals } from './window-signals.js';
 
 const ingestOptions = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
@@ -48,8 +49,9 @@ const bodyOptions = z.union([
 
 const instrumentOptions = z.strictObject({
   optIn: z.enum(['report', 'repair', 'reject']).default('report'),
-  genAi: genAiOptions.default({ provider: 'anthropic', operations: { '/v1/messages': 'chat', '/v1/complete': 'text_completion' } }),
-  observeBodies: bodyOptions.default({ maxJsonBytes: 1024 * 1024, maxWait: 600_000 }),
+  // prefault: an absent option is parsed as {}, so each default is written once, on its own key above.
+  genAi: genAiOptions.prefault({}),
+  observeBodies: bodyOptions.prefault({}),
   to: z.union([z.literal('in-process'), logFileOptions, z.strictObject({ ingest: ingestOptions })]).default('in-process'),
   config: z.unknown().optional(),
   cohort: z.string().min(1).optional(),
@@ -129,12 +131,21 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
   const guard = new OptInGuard(config.headers.optIn, o.optIn);
   const recorder = new CallRecorder(config.headers);
   const sink = createSink(o.to, config, fetch, metrics, once, o.closeTimeout);
-  // The process's end flushes what is buffered, so a script that makes its last call and returns loses nothing.
-  const detach = destination === 'in-process' ? () => undefined : drainAtExit(sink, o.handleSignals);
   const cohort = o.cohort;
   const genAi = new GenAiMetrics({ provider: o.genAi.provider, labelValueLimit: config.metrics.labelValueLimit, labelValueMaxBytes: config.metrics.labelValueMaxBytes });
   const operations = new Map(Object.entries(o.genAi.operations));
   const observers = o.observeBodies === false ? undefined : new ResponseObservers(o.observeBodies.maxJsonBytes, o.observeBodies.maxWait);
+  // The process's end flushes what is buffered, so a script that makes its last call and returns loses
+  // nothing; a body still open then (a stream being read at SIGTERM, a body nobody read) is recorded first
+  // with what is known of it (unfinished), so its line is in that flush.
+  const atEnd: Drainable = {
+    pending: () => (observers?.size ?? 0) > 0 || sink.pending(),
+    flush: () => {
+      observers?.settle();
+      return sink.flush();
+    },
+  };
+  const detach = destination === 'in-process' ? () => undefined : drainAtExit(atEnd, o.handleSignals);
 
   const noteGuard = (verdict: GuardVerdict | OptInHeaderError): void => {
     const defect: OptInDefect | undefined = verdict instanceof OptInHeaderError ? verdict.defect : verdict.optIn.defect;

@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
-import { settleWithin, type RecordSink } from './record-sink.js';
+import { PendingRecords, settleWithin, type RecordSink } from './record-sink.js';
 
 export interface LogFileOptions {
   path: string;
@@ -41,25 +41,27 @@ async function appendNonBlocking(path: string, text: string): Promise<void> {
 }
 
 export class LogFileSink implements RecordSink {
-  private queue: string[] = [];
+  private readonly records: PendingRecords;
   private writing: Promise<void> | undefined;
-  /** The batch being written until it is counted, so a give-up and a late write never both count it. */
-  private inFlight: { batch: string[]; counted: boolean } | undefined;
 
   constructor(
     private readonly opts: LogFileOptions,
     private readonly metrics: ClientMetrics,
     private readonly warn: (key: string, message: string) => void,
-  ) {}
+  ) {
+    this.records = new PendingRecords(
+      (outcome, n) => metrics.records.inc(['log-file', outcome], n),
+      (n) => metrics.pending.set(['log-file'], n),
+    );
+  }
 
   write(line: string): void {
-    if (this.queue.length >= this.opts.maxPendingRecords) {
+    if (this.records.length >= this.opts.maxPendingRecords) {
       this.metrics.records.inc(['log-file', 'dropped']);
       this.warn('full', `zero-plane client: ${this.opts.path} is not written fast enough; dropping records past ${this.opts.maxPendingRecords} pending`);
       return;
     }
-    this.queue.push(line);
-    this.metrics.pending.set(['log-file'], this.queue.length);
+    this.records.push(line);
     if (this.writing === undefined) {
       const writing: Promise<void> = this.drainQueue().finally(() => {
         if (this.writing === writing) this.writing = undefined;
@@ -69,21 +71,17 @@ export class LogFileSink implements RecordSink {
   }
 
   private async drainQueue(): Promise<void> {
-    while (this.queue.length > 0) {
-      const flight = { batch: this.queue, counted: false };
-      this.queue = [];
-      this.inFlight = flight;
+    while (this.records.length > 0) {
+      const flight = this.records.take();
       try {
         await appendNonBlocking(this.opts.path, `${flight.batch.join('\n')}\n`);
-        if (!flight.counted) this.metrics.records.inc(['log-file', 'delivered'], flight.batch.length);
+        this.records.outcome(flight, 'delivered', flight.batch.length);
       } catch (err) {
-        if (!flight.counted) this.metrics.records.inc(['log-file', 'dropped'], flight.batch.length);
+        this.records.outcome(flight, 'dropped', flight.batch.length);
         const fifo = (err as NodeJS.ErrnoException).code === 'ENXIO' ? ' (a FIFO with no reader)' : '';
         this.warn('write', `zero-plane client: cannot append to ${this.opts.path}${fifo} (${(err as Error).message}); records are dropped and counted while it fails`);
       }
-      flight.counted = true;
-      if (this.inFlight === flight) this.inFlight = undefined;
-      this.metrics.pending.set(['log-file'], this.queue.length);
+      this.records.landed(flight);
     }
   }
 
@@ -92,7 +90,7 @@ export class LogFileSink implements RecordSink {
   }
 
   pending(): boolean {
-    return this.queue.length > 0 || this.writing !== undefined;
+    return this.records.length > 0 || this.writing !== undefined;
   }
 
   /** Waits for the writes, at most closeTimeout; then what is left is dropped and counted. */
@@ -101,12 +99,7 @@ export class LogFileSink implements RecordSink {
   }
 
   private giveUpNow(): void {
-    const flight = this.inFlight;
-    const lost = this.queue.length + (flight !== undefined && !flight.counted ? flight.batch.length : 0);
-    if (flight !== undefined) flight.counted = true;
-    this.queue = [];
-    this.metrics.records.inc(['log-file', 'dropped'], lost);
-    this.metrics.pending.set(['log-file'], 0);
+    const lost = this.records.giveUp();
     this.warn('gave-up', `zero-plane client: ${this.opts.path} took more than closeTimeout (${this.opts.closeTimeoutMs} ms) to write; ${lost} records dropped and counted`);
   }
 

@@ -51,3 +51,67 @@ export async function settleWithin(ms: number, busy: () => Promise<void> | undef
     clearTimeout(timer);
   }
 }
+
+export type RecordOutcome = 'delivered' | 'dropped' | 'rejected';
+
+/** A batch on its way until it is counted, so a give-up and a late outcome never both count it. */
+export interface Flight {
+  readonly batch: readonly string[];
+  counted: boolean;
+}
+
+/**
+ * The lines a file or ingest sink holds: those queued and the batch in flight, each counted exactly once
+ * in zero_plane_client_records_total (by its outcome, or as dropped when a bounded flush gives up on it),
+ * with zero_plane_client_pending_records kept to what is queued (and the batch in flight, until it lands).
+ */
+export class PendingRecords {
+  private queue: string[] = [];
+  private inFlight: Flight | undefined;
+
+  constructor(
+    private readonly count: (outcome: RecordOutcome, n: number) => void,
+    private readonly showPending: (n: number) => void,
+  ) {}
+
+  get length(): number {
+    return this.queue.length;
+  }
+
+  push(line: string): void {
+    this.queue.push(line);
+    this.showPending(this.queue.length);
+  }
+
+  /** Takes up to `max` queued lines as the batch in flight. */
+  take(max = Infinity): Flight {
+    const flight: Flight = { batch: max >= this.queue.length ? this.queue : this.queue.slice(0, max), counted: false };
+    this.queue = max >= this.queue.length ? [] : this.queue.slice(max);
+    // Still pending (in the gauge) until it lands.
+    this.inFlight = flight;
+    return flight;
+  }
+
+  /** Counts n of the flight's lines by their outcome, unless a give-up has counted the flight already. */
+  outcome(flight: Flight, outcome: RecordOutcome, n: number): void {
+    if (!flight.counted && n > 0) this.count(outcome, n);
+  }
+
+  /** The flight is over: whatever comes of it later is not counted again. */
+  landed(flight: Flight): void {
+    flight.counted = true;
+    if (this.inFlight === flight) this.inFlight = undefined;
+    this.showPending(this.queue.length);
+  }
+
+  /** Gives up on what is queued and in flight: counted as dropped; returns how many lines that was. */
+  giveUp(): number {
+    const flight = this.inFlight;
+    const lost = this.queue.length + (flight !== undefined && !flight.counted ? flight.batch.length : 0);
+    this.queue = [];
+    if (flight !== undefined) this.landed(flight);
+    if (lost > 0) this.count('dropped', lost);
+    this.showPending(0);
+    return lost;
+  }
+}

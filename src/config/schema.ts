@@ -89,6 +89,11 @@ const fields = z
     model: path,
     route: path,
     cohort: path,
+    /** Where a gateway that logs token usage keeps each count (zero_plane_tokens_total); the preset's otherwise. */
+    tokensInput: path,
+    tokensOutput: path,
+    tokensCacheRead: path,
+    tokensCacheCreation: path,
   })
   .strict();
 

@@ -34,6 +34,8 @@ export class ExporterMetrics {
   readonly downgrades: CounterFamily;
   readonly throttleModes: CounterFamily;
   readonly optIn: CounterFamily;
+  /** Tokens the gateway logged per request (input.fields.tokens*), by type and model. */
+  readonly tokens: CounterFamily;
 
   readonly lines: CounterFamily;
   readonly parseErrors: CounterFamily;
@@ -97,6 +99,7 @@ export class ExporterMetrics {
     this.cached = counter('zero_plane_cached_responses_total', 'Responses served from cache.', ['model', 'route'], { model, route });
     this.downgrades = counter('zero_plane_downgrades_total', 'Requests downgraded off Zero-Plane, by reason.', ['reason'], { reason: this.reason });
     this.throttleModes = counter('zero_plane_throttle_mode_total', 'Requests by delay-profile throttle mode.', ['mode']);
+    this.tokens = counter('zero_plane_tokens_total', 'Tokens the gateway logged for requests, by type (input, output, cache_read, cache_creation) and model.', ['type', 'model'], { model });
     this.optIn = counter(
       'zero_plane_opt_in_header_total',
       'Requests by state of the opt-in request header; defect says why a malformed one is malformed.',
@@ -171,6 +174,7 @@ export class ExporterMetrics {
       this.downgrades,
       this.throttleModes,
       this.optIn,
+      this.tokens,
       this.lines,
       this.parseErrors,
       this.headerParseErrors,

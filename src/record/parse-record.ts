@@ -3,7 +3,7 @@
 // those fields (scan-record.ts) and hands the same values to the same conversions.
 import { parseApacheEscaped } from './apache-escapes.js';
 import { onCalendar } from './calendar.js';
-import { flatHeaderField, type HeaderSource, type Mapping } from './presets.js';
+import { flatHeaderField, TOKEN_TYPES, type HeaderSource, type Mapping, type TokenType } from './presets.js';
 import { parseGoDuration } from './go-duration.js';
 import { copyOf, PackedBytes, RecordScanner, sameBytes, SCAN_DECLINED, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
@@ -31,7 +31,11 @@ export interface GatewayRecord {
   responseHeaders: Record<string, string>;
   /** Wanted request headers, or undefined when the log carries no request headers at all. */
   requestHeaders: Record<string, string> | undefined;
+  /** Token counts by type, when the mapping reads them and the line carries at least one (tokenCounts()). */
+  tokens?: TokenCounts | undefined;
 }
+
+export type TokenCounts = Partial<Record<TokenType, number>>;
 
 export type ParseResult = { ok: true; record: GatewayRecord } | { ok: false; reason: ParseErrorReason };
 
@@ -125,6 +129,8 @@ export class RecordParser {
   private readonly model: Getter;
   private readonly route: Getter;
   private readonly cohort: Getter;
+  /** The token count paths, by TOKEN_TYPES' order; undefined when the mapping has none. */
+  private readonly tokens: readonly (Getter | undefined)[] | undefined;
   private readonly unit: number;
   /** An integer of NANOS_FROM or more is nanoseconds whatever the unit (Caddy's `duration_format nano`). */
   private readonly integerNanos: boolean;
@@ -155,6 +161,7 @@ export class RecordParser {
     this.model = compilePath(m.model);
     this.route = compilePath(m.route);
     this.cohort = compilePath(m.cohort);
+    this.tokens = m.tokens === undefined ? undefined : TOKEN_TYPES.map((t) => (m.tokens?.[t] === undefined ? undefined : compilePath(m.tokens[t])));
     this.unit = UNIT_SECONDS[m.latencyUnit];
     this.integerNanos = m.integerNanos === true;
     this.maxLatency = opts.maxLatencySeconds;
@@ -194,6 +201,7 @@ export class RecordParser {
       this.cohort(obj),
       this.readResponse(obj),
       this.readRequest(obj),
+      this.tokens === undefined ? undefined : tokenCounts(this.tokens.map((get) => get?.(obj))),
     );
   }
 
@@ -219,6 +227,7 @@ export class RecordParser {
       this.scanned(f, f.cohort),
       this.scannedHeaders(f, f.response),
       this.scannedHeaders(f, f.request),
+      f.tokens === undefined ? undefined : tokenCounts(f.tokens.map((k) => (k === undefined ? undefined : f.scanner.values[k]))),
     );
   }
 
@@ -311,6 +320,7 @@ export class RecordParser {
     cohortValue: unknown,
     responseHeaders: Record<string, string> | undefined,
     requestHeaders: Record<string, string> | undefined,
+    tokens: TokenCounts | undefined,
   ): ParseResult {
     if (typeof latency === 'string') return { ok: false, reason: latency };
     if (timeMs === null) return { ok: false, reason: 'bad_timestamp' };
@@ -325,6 +335,7 @@ export class RecordParser {
         cohort: this.label(cohortValue),
         responseHeaders: responseHeaders ?? {},
         requestHeaders,
+        tokens,
       },
     };
   }
@@ -739,6 +750,8 @@ interface ScannedFields {
   cohort: number;
   response: ScannedHeaders;
   request: ScannedHeaders;
+  /** The token count slots, by TOKEN_TYPES' order; undefined when the mapping has none. */
+  tokens: (number | undefined)[] | undefined;
 }
 
 /** The scanner for a mapping, or undefined when a key cannot be matched byte for byte (scannable()). */
@@ -759,6 +772,7 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
   const status = slot(m.status, false);
   const [model, route, cohort] = [m.model, m.route, m.cohort].map((p) => slot(p, true)) as [number, number, number];
   const latency = m.latency.map((p) => slot(p, false));
+  const tokens = m.tokens === undefined ? undefined : TOKEN_TYPES.map((t) => (m.tokens?.[t] === undefined ? undefined : slot(m.tokens[t], false)));
   const headerObjects: ScanLayout['headerObjects'][number][] = [];
   const side = (where: HeaderSource, wantedNames: readonly string[]): ScannedHeaders => {
     const split = splitNames(where, wantedNames);
@@ -784,7 +798,21 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
   for (const s of [response, request]) {
     if (s.group !== undefined) s.slots = [...s.names.slice(0, s.names.length - s.mappedSlots.length).map((_, i) => (scanner.headerBase[s.group as number] as number) + i), ...s.mappedSlots];
   }
-  return { scanner, time, latency, status, model, route, cohort, response, request };
+  return { scanner, time, latency, status, model, route, cohort, response, request, tokens };
+}
+
+/**
+ * Token counts from the values at the mapping's paths (TOKEN_TYPES' order): a count is a non-negative
+ * whole JSON number; anything else (absent, a string, an object) is no count. Undefined when there is none.
+ * Both parse paths hand their values here: numbers and absence are the same values on both.
+ */
+function tokenCounts(values: readonly unknown[]): TokenCounts | undefined {
+  let counts: TokenCounts | undefined;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) (counts ??= {})[TOKEN_TYPES[i] as TokenType] = v + 0; // -0 is 0
+  }
+  return counts;
 }
 
 function epochMs(n: number): number {

@@ -51,7 +51,18 @@ export interface Mapping {
   requestHeaders: HeaderSource;
   /** The gateway writes bytes as `\xhh` and a vertical tab as `\v` (Apache): decoded when a line is not JSON otherwise. */
   hexEscapes?: boolean | undefined;
+  /** Where a gateway that logs token usage keeps each count (dotted paths); none = no token counts. */
+  tokens?: TokenPaths | undefined;
 }
+
+/** The token counts a record may carry, by the `type` label of zero_plane_tokens_total. */
+export const TOKEN_TYPES = ['input', 'output', 'cache_read', 'cache_creation'] as const;
+export type TokenType = (typeof TOKEN_TYPES)[number];
+export type TokenPaths = Partial<Record<TokenType, string>>;
+
+/** input.fields' keys for the token paths, by token type. */
+export const TOKEN_FIELDS = { tokensInput: 'input', tokensOutput: 'output', tokensCacheRead: 'cache_read', tokensCacheCreation: 'cache_creation' } as const satisfies Record<string, TokenType>;
+export type TokenField = keyof typeof TOKEN_FIELDS;
 
 export const PRESETS: Record<PresetName, Mapping> = {
   default: {
@@ -64,6 +75,8 @@ export const PRESETS: Record<PresetName, Mapping> = {
     latencyUnit: 'ms',
     responseHeaders: { path: 'response_headers' },
     requestHeaders: { path: 'request_headers' },
+    // What zero-plane-exporter/client writes when it observed the body (client/call-record.ts).
+    tokens: { input: 'tokens.input', output: 'tokens.output', cache_read: 'tokens.cache_read', cache_creation: 'tokens.cache_creation' },
   },
   // nginx `escape=json`: variables logged under their own names, times in seconds. The upstream's time
   // when there was one; a request nginx answered itself (a limit_req 429) has none, so its request time.
@@ -217,7 +230,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export interface InputOptions {
   preset: 'auto' | PresetName;
   /** Overrides of the preset's field paths. */
-  fields: Partial<Pick<Mapping, 'time' | 'latency' | 'status' | 'model' | 'route' | 'cohort'>>;
+  fields: Partial<Pick<Mapping, 'time' | 'latency' | 'status' | 'model' | 'route' | 'cohort'> & Record<TokenField, string>>;
   latencyUnit: 'preset' | Mapping['latencyUnit'];
   latencyList: 'last' | 'sum';
   responseHeaders: HeaderSource;
@@ -240,9 +253,13 @@ export interface RecordConfig {
 export function mappingFor(input: InputOptions, preset: PresetName): Mapping {
   const base = PRESETS[preset];
   const given = (h: HeaderSource): HeaderSource | undefined => (h.path === undefined && h.prefix === undefined ? undefined : h);
+  const { tokensInput, tokensOutput, tokensCacheRead, tokensCacheCreation, ...fields } = input.fields;
+  const tokenPaths = Object.entries({ input: tokensInput, output: tokensOutput, cache_read: tokensCacheRead, cache_creation: tokensCacheCreation }).filter(([, path]) => path !== undefined);
   return {
     ...base,
-    ...input.fields,
+    ...fields,
+    // A path given for any token count replaces the preset's: the gateway's log is laid out its own way.
+    tokens: tokenPaths.length > 0 ? (Object.fromEntries(tokenPaths) as TokenPaths) : base.tokens,
     latencyUnit: input.latencyUnit === 'preset' ? base.latencyUnit : input.latencyUnit,
     integerNanos: input.latencyUnit === 'preset' && base.integerNanos === true,
     responseHeaders: withPaths(given(input.responseHeaders) ?? base.responseHeaders, input.headers.response),

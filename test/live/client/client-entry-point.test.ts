@@ -1,11 +1,12 @@
 // `zero-plane-exporter/client` as an application gets it: a dependency in node_modules, imported by name
 // (ESM, through package.json `exports`), with types a strict TypeScript consumer compiles against, and
-// that reject a wrong option (skipLibCheck as most applications set it: @datadog/sketches-js ships
-// declarations that do not check on their own). Runs the built dist/, as users do.
+// that reject a wrong option, also with skipLibCheck: false. The client's runtime and declaration graphs
+// reach none of the server side's packages. Runs the built dist/, as users do.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -26,6 +27,15 @@ beforeAll(() => {
     JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2023'], types: ['node'], strict: true, noEmit: true, skipLibCheck: true } }),
   );
 });
+
+/** The server side's packages; none may be loaded by, or declared in, the client. */
+const SERVER_PACKAGES = ['express', '@grafana/grafana-foundation-sdk', 'bcryptjs', 'node-cron', 'yaml', 'uplot', '@lezer/lr', '@prometheus-io/lezer-promql', 'fast-glob'];
+
+/** The package a node_modules path belongs to ("@scope/name" or "name"), or undefined outside node_modules. */
+function packageOf(path: string): string | undefined {
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules\/)/.exec(path);
+  return m?.[1];
+}
 
 function tsc(file: string, source: string) {
   writeFileSync(join(app, file), source);
@@ -64,5 +74,64 @@ export { allowed, hitRate, err };
     const bad = tsc('app.ts', `import { instrumentFetch } from 'zero-plane-exporter/client';\ninstrumentFetch(fetch, { optIn: 'fix' });\n`);
     expect(bad.status).not.toBe(0);
     expect(bad.stdout).toMatch(/app\.ts\(2,\d+\): error TS2322: Type '"fix"' is not assignable/);
+  });
+
+  it('loads none of the server side, and prom-client only when a Registry is asked for', () => {
+    // Every module the import loads: ESM ones through a resolve hook, CommonJS ones from require.cache.
+    const hook = `export async function resolve(s, c, n) { const r = await n(s, c); process.stdout.write('esm ' + r.url + '\\n'); return r; }`;
+    const probe = `import { register, createRequire } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+const m = await import('zero-plane-exporter/client');
+const cjs = () => Object.keys(createRequire(import.meta.url).cache);
+console.log('after-import ' + JSON.stringify(cjs()));
+m.prometheusRegistry();
+console.log('after-registry ' + JSON.stringify(cjs()));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: app, encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    const esm = lines.filter((l) => l.startsWith('esm ')).map((l) => fileURLToPath(l.slice(4).startsWith('file:') ? l.slice(4) : 'file:///node-builtin'));
+    const afterImport = JSON.parse(lines.find((l) => l.startsWith('after-import '))!.slice(13)) as string[];
+    const afterRegistry = JSON.parse(lines.find((l) => l.startsWith('after-registry '))!.slice(15)) as string[];
+    const loaded = new Set([...esm, ...afterImport].map(packageOf).filter((p) => p !== undefined));
+    expect(esm.some((f) => f.endsWith(join('dist', 'client', 'index.js')))).toBe(true);
+    expect([...loaded].filter((p) => SERVER_PACKAGES.includes(p))).toEqual([]);
+    expect(loaded.has('prom-client')).toBe(false);
+    expect(afterRegistry.map(packageOf)).toContain('prom-client');
+  });
+
+  // Checking every declaration file (zod's, Node's) is ~9 CPU-seconds of type-checking, not a wait: on
+  // two shared cores under load that is 35 s of wall time, hence the bound of this one test.
+  it('declares nothing of the server side nor DDSketch, and compiles with skipLibCheck: false', { timeout: 120_000 }, () => {
+    const entry = join(app, 'strict-consumer.ts');
+    writeFileSync(
+      entry,
+      `import { instrumentFetch, prometheusRegistry, type InstrumentedFetch, type WindowSignals } from 'zero-plane-exporter/client';
+const zp: InstrumentedFetch = instrumentFetch(fetch);
+const s: WindowSignals | undefined = zp.signals();
+export const p0: boolean | undefined = s?.verdicts.p0;
+export const registry = prometheusRegistry(zp);
+`,
+    );
+    const program = ts.createProgram([entry], {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2023.d.ts'],
+      types: ['node'],
+      typeRoots: [join(app, 'node_modules', '@types')],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+    });
+    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    expect(diagnostics).toEqual([]);
+    const files = program.getSourceFiles().map((f) => f.fileName);
+    expect(files.some((f) => f.endsWith('dist/client/index.d.ts'))).toBe(true);
+    const declared = new Set(files.map(packageOf).filter((p) => p !== undefined));
+    expect([...declared].filter((p) => SERVER_PACKAGES.includes(p) || p === '@datadog/sketches-js')).toEqual([]);
+    // What the declarations do reach: the option schemas' and the Registry's types, and Node's (with the
+    // buffer package @types/node's Blob types resolve to here).
+    expect([...declared].filter((p) => !['typescript', '@types/node', 'undici-types', 'buffer'].includes(p)).sort()).toEqual(['prom-client', 'zod']);
   });
 });

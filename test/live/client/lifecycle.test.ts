@@ -120,6 +120,34 @@ describe('the instrumented fetch at the end of the process', () => {
     expect(await ingestedRequests()).toBe(before + CALLS);
   });
 
+  it('SIGTERM under handleSignals while a stream is being read: its call is recorded (unfinished) and flushed', async () => {
+    // A stream whose events come 2 s apart: it is still being read when the signal comes.
+    const slow = await startSimulator({ seed: 27, stream: { enabled: true, firstEventDelayMs: 20, eventGapMs: 2_000, deltas: 20 } });
+    try {
+      const before = await ingestedRequests();
+      const file = join(tempDir('zp-life-stream-'), 'app.mjs');
+      writeFileSync(
+        file,
+        `import Anthropic from ${JSON.stringify(SDK)};
+import { instrumentFetch } from ${JSON.stringify(CLIENT)};
+const zp = instrumentFetch(fetch, { handleSignals: true, to: { ingest: { url: ${JSON.stringify(exporter.url)}, flushInterval: '1h' } } });
+const anthropic = new Anthropic({ apiKey: 'sk-test', baseURL: ${JSON.stringify(slow.url)}, fetch: zp, maxRetries: 0 });
+const stream = anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+stream.on('text', () => console.log('streaming'));
+await stream.finalMessage();
+console.log('stream ended before the signal');
+`,
+      );
+      const ended = await run(file, (out, kill) => out === 'streaming\n' && kill('SIGTERM'));
+      expect(ended.stderr).toBe('');
+      expect(ended).toMatchObject({ code: null, signal: 'SIGTERM' });
+      expect(ended.stdout).toBe('streaming\n');
+      expect(await ingestedRequests()).toBe(before + 1);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('an exporter answering 503 forever: close() resolves within closeTimeout, exit code 0, every record counted dropped', async () => {
     const down = createServer((_req, res) => res.writeHead(503).end('down'));
     servers.push(down);
