@@ -41,10 +41,7 @@ const everywhere = {
 };
 
 // A deliberate unused binding (a callback's parameter, a skipped array element) starts with `_`.
-const unusedVars = [
-  'error',
-  { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
-];
+const unusedVars = ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }];
 
 // Type-aware rules: the bugs here are about promises and types, which only the type checker can see.
 const typed = {

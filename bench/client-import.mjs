@@ -20,11 +20,7 @@ function once(target) {
   return JSON.parse(r.stdout);
 }
 
-const sides = [
-  { name: 'bare node', target: null },
-  { name: 'client (this build)', target: client },
-  ...others.map((target) => ({ name: `client (${fileURLToPath(target)})`, target })),
-];
+const sides = [{ name: 'bare node', target: null }, { name: 'client (this build)', target: client }, ...others.map((target) => ({ name: `client (${fileURLToPath(target)})`, target }))];
 const samples = sides.map(() => []);
 for (let i = 0; i < runs; i++) sides.forEach((s, j) => samples[j].push(once(s.target)));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

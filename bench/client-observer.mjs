@@ -12,7 +12,16 @@ const responses = Number(values.responses);
 const deltas = Number(values.deltas);
 
 const text = 'word '.repeat(deltas * 4);
-const message = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4', content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1200, output_tokens: deltas * 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 800 } };
+const message = {
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4',
+  content: [{ type: 'text', text }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 1200, output_tokens: deltas * 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 800 },
+};
 const sseBytes = new TextEncoder().encode(streamEvents(message, deltas).map(sseText).join(''));
 const jsonBytes = new TextEncoder().encode(JSON.stringify(message));
 
@@ -26,7 +35,15 @@ const bodies = { sse: { parts: chunks(sseBytes), type: 'text/event-stream' }, js
 
 function fresh({ parts, type }) {
   let i = 0;
-  const body = new ReadableStream({ pull(c) { if (i < parts.length) c.enqueue(parts[i++]); else c.close(); } }, { highWaterMark: 0 });
+  const body = new ReadableStream(
+    {
+      pull(c) {
+        if (i < parts.length) c.enqueue(parts[i++]);
+        else c.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
   return new Response(body, { headers: { 'content-type': type } });
 }
 
@@ -54,5 +71,7 @@ for (const kind of ['sse', 'json']) {
   const bare = median(results[kind].bare);
   const observed = median(results[kind].observed);
   const bytes = kind === 'sse' ? sseBytes.length : jsonBytes.length;
-  console.log(`${kind}: ${bytes} bytes/response; bare ${bare.toFixed(1)} µs, observed ${observed.toFixed(1)} µs per response (median of ${rounds}); +${(observed - bare).toFixed(1)} µs, ratio ${(observed / bare).toFixed(2)}`);
+  console.log(
+    `${kind}: ${bytes} bytes/response; bare ${bare.toFixed(1)} µs, observed ${observed.toFixed(1)} µs per response (median of ${rounds}); +${(observed - bare).toFixed(1)} µs, ratio ${(observed / bare).toFixed(2)}`,
+  );
 }

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { busy: { type: 'string', default: '2' }, seconds: { type: 'string', default: '60' }, skip: { type: 'string', default: '10' }, 'inject-at': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { busy: { type: 'string', default: '2' }, seconds: { type: 'string', default: '60' }, skip: { type: 'string', default: '10' }, 'inject-at': { type: 'string' } },
+});
 const BIN = fileURLToPath(new URL('../bin/zero-plane-exporter.js', import.meta.url));
 const busy = Array.from({ length: Number(values.busy) }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
 const demo = spawn(process.execPath, [BIN, 'demo', '--web.listen-address=127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -52,9 +54,26 @@ while (Date.now() - t0 < Number(values.seconds) * 1000) {
   }
   const s = await (await fetch(`${url}/api/v1/signals`)).json();
   const w = s.window;
-  const row = { t, injected, requests: w.requests, p99ms: w.p99Seconds === null ? null : +(w.p99Seconds * 1000).toFixed(1), drift: w.p99Drift === null ? null : `${(w.p99Drift * 100).toFixed(1)}%`, hitRate: w.hitRate, warmup: w.warmupEfficiency, degraded: w.degradedCount, verdicts: s.verdicts };
+  const row = {
+    t,
+    injected,
+    requests: w.requests,
+    p99ms: w.p99Seconds === null ? null : +(w.p99Seconds * 1000).toFixed(1),
+    drift: w.p99Drift === null ? null : `${(w.p99Drift * 100).toFixed(1)}%`,
+    hitRate: w.hitRate,
+    warmup: w.warmupEfficiency,
+    degraded: w.degradedCount,
+    verdicts: s.verdicts,
+  };
   rows.push(row);
-  console.log(JSON.stringify({ ...row, verdicts: Object.entries(s.verdicts).map(([k, v]) => `${k}=${v}`).join(' ') }));
+  console.log(
+    JSON.stringify({
+      ...row,
+      verdicts: Object.entries(s.verdicts)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' '),
+    }),
+  );
 }
 stopAll();
 const judged = rows.filter((r) => r.t >= Number(values.skip) && !r.injected);

@@ -19,16 +19,20 @@ export async function fallbackShare(file, preset) {
   const parser = recordParserFor(config, new SignalClassifier(config.headers), preset);
   let lines = 0;
   let fallback = 0;
-  const splitter = new LineSplitter(config.input.maxLineBytes, {
-    line: () => {
-      throw new Error('the splitter must hand over bytes');
+  const splitter = new LineSplitter(
+    config.input.maxLineBytes,
+    {
+      line: () => {
+        throw new Error('the splitter must hand over bytes');
+      },
+      lineBytes: (buf, start, end) => {
+        lines++;
+        if (parser.parseBytes(buf, start, end) === undefined) fallback++;
+      },
+      oversize: () => lines++,
     },
-    lineBytes: (buf, start, end) => {
-      lines++;
-      if (parser.parseBytes(buf, start, end) === undefined) fallback++;
-    },
-    oversize: () => lines++,
-  }, file);
+    file,
+  );
   const data = readFileSync(file);
   for (let at = 0; at < data.length; at += 1 << 20) splitter.push(data.subarray(at, Math.min(data.length, at + (1 << 20))));
   splitter.flush();

@@ -49,7 +49,11 @@ async function measure(shared, run, scrapes) {
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}, node ${process.version}`);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}, node ${process.version}`,
+);
 for (const n of sizes) {
   const registry = registryOf(n);
   const shared = new SharedScrape(registry, () => undefined);
@@ -70,6 +74,8 @@ for (const n of sizes) {
   const idBytes = per.identity[0].bytes;
   for (const k of names) {
     const rs = per[k];
-    console.log(`| ${k} | ${median(rs.map((x) => x.cpuMs)).toFixed(1)} ms | ${median(rs.map((x) => x.ratio)).toFixed(2)} (${rs.map((x) => x.ratio.toFixed(2)).join(', ')}) | ${median(rs.map((x) => x.wallMs)).toFixed(1)} ms | ${rs[0].bytes.toLocaleString('en')} | ${(rs[0].bytes / idBytes).toFixed(3)} |`);
+    console.log(
+      `| ${k} | ${median(rs.map((x) => x.cpuMs)).toFixed(1)} ms | ${median(rs.map((x) => x.ratio)).toFixed(2)} (${rs.map((x) => x.ratio.toFixed(2)).join(', ')}) | ${median(rs.map((x) => x.wallMs)).toFixed(1)} ms | ${rs[0].bytes.toLocaleString('en')} | ${(rs[0].bytes / idBytes).toFixed(3)} |`,
+    );
   }
 }

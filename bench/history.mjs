@@ -68,7 +68,11 @@ const contenders = [
   { name: '`backtest --format csv` (1 day, 30 s steps)', args: ['backtest', '--format', 'csv', day] },
   { name: '`backtest --format csv` (30 days, 30 s steps)', args: ['backtest', '--format', 'csv', month] },
   { name: '`export --format openmetrics` (1 day, 15 s steps, stdout)', args: ['export', '--format', 'openmetrics', day] },
-  { name: '`export --format openmetrics --out DIR` (1 day; MB: the files)', args: ['export', '--format', 'openmetrics', '--out', join(data, 'history-blocks'), day], dir: join(data, 'history-blocks') },
+  {
+    name: '`export --format openmetrics --out DIR` (1 day; MB: the files)',
+    args: ['export', '--format', 'openmetrics', '--out', join(data, 'history-blocks'), day],
+    dir: join(data, 'history-blocks'),
+  },
 ];
 
 // The counts agree: the backtest's records on the timeline are the report's records.
@@ -101,4 +105,6 @@ contenders.forEach((c, i) => {
   const bytes = median(results[i].map((x) => x.bytes));
   process.stdout.write(`| ${c.name} | ${w.toFixed(2)} | ${cpu.toFixed(2)} | ${((w * 1e6) / lines).toFixed(2)} | ${Math.round(lines / w).toLocaleString('en')} | ${rss.toFixed(1)} | ${mb(bytes)} |\n`);
 });
-process.stdout.write(`\nbacktest records on the timeline: ${bt.records.toLocaleString('en')} (report: ${report.records.toLocaleString('en')}); steps: ${bt.steps.length}; first P0: ${bt.firstP0 === null ? 'never' : bt.firstP0.start}\n`);
+process.stdout.write(
+  `\nbacktest records on the timeline: ${bt.records.toLocaleString('en')} (report: ${report.records.toLocaleString('en')}); steps: ${bt.steps.length}; first P0: ${bt.firstP0 === null ? 'never' : bt.firstP0.start}\n`,
+);

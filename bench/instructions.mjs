@@ -57,8 +57,15 @@ function counts(contender, file, preset, rounds, lines, cacheSim) {
   if (seen !== lines * rounds) throw new Error(`${contender} saw ${seen} lines, expected ${lines * rounds}`);
   const text = readFileSync(out, 'utf8');
   rmSync(out, { force: true });
-  const names = text.match(/^events:\s+(.+)$/m)?.[1].trim().split(/\s+/);
-  const values = text.match(/^summary:\s+(.+)$/m)?.[1].trim().split(/\s+/).map(Number);
+  const names = text
+    .match(/^events:\s+(.+)$/m)?.[1]
+    .trim()
+    .split(/\s+/);
+  const values = text
+    .match(/^summary:\s+(.+)$/m)?.[1]
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   if (names === undefined || values === undefined) throw new Error('no cachegrind summary');
   return Object.fromEntries(names.map((n, i) => [n, values[i]]));
 }
@@ -82,7 +89,9 @@ for (const shape of args.shapes) {
   rows.push(row);
 }
 const fmt = (x) => Math.round(x).toLocaleString('en-US');
-console.log(`| shape | ${args.contenders.map((c) => `${c} instructions/line`).join(' | ')} |${args.contenders.includes('baseline') && args.contenders.includes('report') ? ' baseline ÷ report |' : ''}`);
+console.log(
+  `| shape | ${args.contenders.map((c) => `${c} instructions/line`).join(' | ')} |${args.contenders.includes('baseline') && args.contenders.includes('report') ? ' baseline ÷ report |' : ''}`,
+);
 console.log(`|---|${args.contenders.map(() => '---:').join('|')}|${args.contenders.includes('baseline') && args.contenders.includes('report') ? '---:|' : ''}`);
 for (const r of rows) {
   const ratio = r.baseline !== undefined && r.report !== undefined ? ` ${(r.baseline / r.report).toFixed(2)} |` : '';

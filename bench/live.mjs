@@ -162,7 +162,9 @@ async function sustained(ctx) {
       ok,
     };
     steps.push(step);
-    ctx.log(`    lag growth ${fmt(growth)} lines/s, median lag ${fmt(step.medianLagSeconds, 2)} s, caught up ${fmt(catchUp, 2)} s after the last append, ${fmt(step.cpuCores, 2)} cores, ${ok ? 'kept up' : 'fell behind'}`);
+    ctx.log(
+      `    lag growth ${fmt(growth)} lines/s, median lag ${fmt(step.medianLagSeconds, 2)} s, caught up ${fmt(catchUp, 2)} s after the last append, ${fmt(step.cpuCores, 2)} cores, ${ok ? 'kept up' : 'fell behind'}`,
+    );
     if (!ok) break;
   }
   return steps;
@@ -198,7 +200,14 @@ async function memory(ctx) {
   const run = await followRun(ctx, MEMORY_RATE, MEMORY_SECONDS, 250);
   const k = keptUp(run);
   const rss = run.samples.map((x) => x.rss);
-  return { rate: MEMORY_RATE, seconds: MEMORY_SECONDS, maxRssMiB: Math.max(...rss), medianRssMiB: median(rss), keptUp: k.ok, cpuCores: run.cpu / (k.writeSeconds + Math.max(0, Math.min(k.catchUp, 10))) };
+  return {
+    rate: MEMORY_RATE,
+    seconds: MEMORY_SECONDS,
+    maxRssMiB: Math.max(...rss),
+    medianRssMiB: median(rss),
+    keptUp: k.ok,
+    cpuCores: run.cpu / (k.writeSeconds + Math.max(0, Math.min(k.catchUp, 10))),
+  };
 }
 
 /** SUSTAINED_RUNS runs at SUSTAINED_RATE for SUSTAINED_SECONDS, scraping every 50 ms: kept up, and append → visible. */
@@ -270,7 +279,17 @@ async function render(ctx, { labels, lines }) {
       // As Prometheus scrapes by default: OpenMetrics.
       omTimes.push(await timedScrape(serve.url, OPENMETRICS_ACCEPT));
     }
-    return { labels, series, bytes, scrapes: RENDER_SCRAPES, p50Ms: median(times), p99Ms: quantile(times, 0.99), maxMs: Math.max(...times), omP50Ms: median(omTimes), omP99Ms: quantile(omTimes, 0.99) };
+    return {
+      labels,
+      series,
+      bytes,
+      scrapes: RENDER_SCRAPES,
+      p50Ms: median(times),
+      p99Ms: quantile(times, 0.99),
+      maxMs: Math.max(...times),
+      omP50Ms: median(omTimes),
+      omP99Ms: quantile(omTimes, 0.99),
+    };
   } finally {
     await serve.stop();
     rmSync(file, { force: true });
@@ -295,18 +314,33 @@ export async function runLive(ctx) {
   const table = [
     '| live measurement | result |',
     '|---|---|',
-    ...(steps.length === 0 ? [] : [`| highest appended rate kept up with (ladder ${RATES.map((r) => `${r / 1000}k`).join(', ')}; ${STEP_SECONDS} s each) | ${best ? `${fmt(best.rate)} lines/s` : 'none'}${firstFail ? ` (fell behind at ${fmt(firstFail.rate)}: lag growth ${fmt(firstFail.lagGrowthLinesPerSec)} lines/s)` : ''} |`]),
+    ...(steps.length === 0
+      ? []
+      : [
+          `| highest appended rate kept up with (ladder ${RATES.map((r) => `${r / 1000}k`).join(', ')}; ${STEP_SECONDS} s each) | ${best ? `${fmt(best.rate)} lines/s` : 'none'}${firstFail ? ` (fell behind at ${fmt(firstFail.rate)}: lag growth ${fmt(firstFail.lagGrowthLinesPerSec)} lines/s)` : ''} |`,
+        ]),
     ...steps.map(
       (x) =>
         `| — at ${fmt(x.rate)} lines/s | lag growth ${fmt(x.lagGrowthLinesPerSec)} lines/s, median lag ${fmt(x.medianLagSeconds, 2)} s, caught up ${fmt(x.catchUpSeconds, 2)} s after the last append; exporter ${fmt(x.cpuCores, 2)} cores (${fmt(x.rate / Math.max(x.cpuCores, 1e-9))} lines per CPU-second), max RSS ${fmt(x.maxRssMiB, 1)} MiB; ${x.ok ? 'kept up' : 'fell behind'} |`,
     ),
-    ...(mem === undefined ? [] : [`| RSS of \`serve\` at ${fmt(mem.rate)} lines/s for ${mem.seconds} s | max ${fmt(mem.maxRssMiB, 1)} MiB, median ${fmt(mem.medianRssMiB, 1)} MiB; ${fmt(mem.cpuCores, 2)} cores; ${mem.keptUp ? 'kept up' : 'fell behind'} |`]),
-    ...(runs.length === 0 ? [] : [`| ${fmt(SUSTAINED_RATE)} lines/s for ${SUSTAINED_SECONDS} s, ${runs.length} runs | kept up in ${runs.filter((r) => r.ok).length} of ${runs.length}; append → visible in /metrics p99 per run ${allLat.map((x) => `${fmt(x)} ms`).join(', ')} |`]),
+    ...(mem === undefined
+      ? []
+      : [
+          `| RSS of \`serve\` at ${fmt(mem.rate)} lines/s for ${mem.seconds} s | max ${fmt(mem.maxRssMiB, 1)} MiB, median ${fmt(mem.medianRssMiB, 1)} MiB; ${fmt(mem.cpuCores, 2)} cores; ${mem.keptUp ? 'kept up' : 'fell behind'} |`,
+        ]),
+    ...(runs.length === 0
+      ? []
+      : [
+          `| ${fmt(SUSTAINED_RATE)} lines/s for ${SUSTAINED_SECONDS} s, ${runs.length} runs | kept up in ${runs.filter((r) => r.ok).length} of ${runs.length}; append → visible in /metrics p99 per run ${allLat.map((x) => `${fmt(x)} ms`).join(', ')} |`,
+        ]),
     ...runs.map(
       (r, i) =>
         `| — run ${i + 1} | ${r.ok ? 'kept up' : 'fell behind'} (lag growth ${fmt(r.lagGrowthLinesPerSec)} lines/s, caught up ${fmt(r.catchUpSeconds, 2)} s after the last append); append → visible p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, max ${fmt(r.maxMs)} ms (${fmt(r.measured)} appends); ${fmt(r.cpuCores, 2)} cores; max RSS ${fmt(r.maxRssMiB, 1)} MiB |`,
     ),
-    ...renders.map((ren) => `| /metrics render, ${fmt(ren.series)} series (${fmt(ren.bytes / 1024)} KiB), ${ren.scrapes} scrapes | text: p50 ${fmt(ren.p50Ms, 1)} ms, p99 ${fmt(ren.p99Ms, 1)} ms, max ${fmt(ren.maxMs, 1)} ms; OpenMetrics: p50 ${fmt(ren.omP50Ms, 1)} ms, p99 ${fmt(ren.omP99Ms, 1)} ms |`),
+    ...renders.map(
+      (ren) =>
+        `| /metrics render, ${fmt(ren.series)} series (${fmt(ren.bytes / 1024)} KiB), ${ren.scrapes} scrapes | text: p50 ${fmt(ren.p50Ms, 1)} ms, p99 ${fmt(ren.p99Ms, 1)} ms, max ${fmt(ren.maxMs, 1)} ms; OpenMetrics: p50 ${fmt(ren.omP50Ms, 1)} ms, p99 ${fmt(ren.omP99Ms, 1)} ms |`,
+    ),
   ].join('\n');
   return { steps, memory: mem, sustained: runs, renders, table };
 }

@@ -59,6 +59,8 @@ for (const shape of args.shapes) {
   }
   rmSync(file, { force: true });
   const ratios = pairs.map(([x, y]) => x / y);
-  console.log(`| ${shape} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${median(ratios).toFixed(2)}× | ${median(pairs.map((p) => p[0])).toFixed(2)} | ${median(pairs.map((p) => p[1])).toFixed(2)} |`);
+  console.log(
+    `| ${shape} | ${ratios.map((r) => r.toFixed(2)).join(' ')} | ${median(ratios).toFixed(2)}× | ${median(pairs.map((p) => p[0])).toFixed(2)} | ${median(pairs.map((p) => p[1])).toFixed(2)} |`,
+  );
 }
 console.log(`\nA: ${a}\nB: ${b}`);

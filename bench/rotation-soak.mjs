@@ -199,7 +199,9 @@ const stopHogs = () => hogs.forEach((h) => h.kill('SIGKILL'));
 process.on('exit', stopHogs);
 let failed = false;
 try {
-  console.log(`rotation soak: ${SECONDS} s per kind, a rotation every ~${EVERY_MS} ms, polls every ${POLL_MS} ms, ${HOGS} busy processes, stalls up to ${STALL_MS} ms, stat/read delayed up to ${SLOW_MS} ms`);
+  console.log(
+    `rotation soak: ${SECONDS} s per kind, a rotation every ~${EVERY_MS} ms, polls every ${POLL_MS} ms, ${HOGS} busy processes, stalls up to ${STALL_MS} ms, stat/read delayed up to ${SLOW_MS} ms`,
+  );
   console.log('kind          rotations   written   counted   missing   twice   unrecovered   est. lost');
   for (const kind of KINDS) {
     const r = await soak(kind);

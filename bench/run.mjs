@@ -72,7 +72,10 @@ function parseArgs(argv) {
 
 const log = (text) => process.stderr.write(`${text}\n`);
 const fmt = (x, digits = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : String(x));
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 function ensureBuilt() {
   if (existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) return;
@@ -106,7 +109,8 @@ function ensureShape(shape, lines, name = `${shape}-${lines}`) {
   const want = { shapes: SHAPES_VERSION, generator: GENERATOR_VERSION, shape, lines };
   if (existsSync(file) && existsSync(metaFile)) {
     const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
-    if (meta.shapes === want.shapes && meta.generator === want.generator && meta.shape === shape && meta.lines === lines && meta.bytes === statSync(file).size) return { file, lines, bytes: meta.bytes };
+    if (meta.shapes === want.shapes && meta.generator === want.generator && meta.shape === shape && meta.lines === lines && meta.bytes === statSync(file).size)
+      return { file, lines, bytes: meta.bytes };
   }
   log(`generating ${fmt(lines)} ${shape} lines into ${file} …`);
   const bytes = writeShape(file, shape, lines);
@@ -137,21 +141,36 @@ const reportCounts = (stdout) => {
 /** Each contender of a shape: how to run it, and how to read the counts it printed (checked against the report). */
 function contenders(shape, file, withMtail, compareBin) {
   const list = [
-    { key: 'baseline', label: 'readline + JSON.parse', run: () => timed(process.execPath, [join(ROOT, 'bench', 'baseline-readline.mjs'), file]), counts: (stdout) => ({ lines: JSON.parse(stdout).lines }) },
+    {
+      key: 'baseline',
+      label: 'readline + JSON.parse',
+      run: () => timed(process.execPath, [join(ROOT, 'bench', 'baseline-readline.mjs'), file]),
+      counts: (stdout) => ({ lines: JSON.parse(stdout).lines }),
+    },
     { key: 'report', label: '`report`', run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file]), counts: reportCounts },
     { key: 'oneThread', label: '`report` held to one thread', run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file], ONE_THREAD), counts: reportCounts },
   ];
   if (compareBin !== undefined) {
-    list.push({ key: 'compare', label: `\`report\` of ${compareBin}, one thread`, run: () => timed(process.execPath, [compareBin, 'report', '--format', 'json', file], ONE_THREAD), counts: reportCounts });
+    list.push({
+      key: 'compare',
+      label: `\`report\` of ${compareBin}, one thread`,
+      run: () => timed(process.execPath, [compareBin, 'report', '--format', 'json', file], ONE_THREAD),
+      counts: reportCounts,
+    });
   }
   const program = SHAPES[shape].mtail;
   if (withMtail && program !== undefined) {
     list.push({
       key: 'mtail',
       label: `\`mtail --one_shot\` (bench/mtail/${program})`,
-      run: () => timed('mtail', ['--one_shot', '--one_shot_format', 'prometheus', '--progs', join(ROOT, 'bench', 'mtail', program), '--logs', file, '--address', '127.0.0.1', '--port', '0', '--logtostderr']),
+      run: () =>
+        timed('mtail', ['--one_shot', '--one_shot_format', 'prometheus', '--progs', join(ROOT, 'bench', 'mtail', program), '--logs', file, '--address', '127.0.0.1', '--port', '0', '--logtostderr']),
       counts: (stdout) => {
-        const value = (re) => stdout.split('\n').filter((l) => re.test(l)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+        const value = (re) =>
+          stdout
+            .split('\n')
+            .filter((l) => re.test(l))
+            .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
         return {
           lines: value(/^zero_plane_exporter_lines_total\{/),
           requests: value(/^zero_plane_requests_total\{/),
@@ -211,7 +230,10 @@ function summarize(data, measured) {
     ]),
   );
   /** a ÷ b: how many times faster a is than b, per round, then the median. */
-  const paired = (a, b) => (keys.includes(a) && keys.includes(b) ? { wall: median(rs.map((r) => r[b].wall / r[a].wall)), cpu: median(rs.map((r) => r[b].cpu / r[a].cpu)), perRoundCpu: rs.map((r) => r[b].cpu / r[a].cpu) } : undefined);
+  const paired = (a, b) =>
+    keys.includes(a) && keys.includes(b)
+      ? { wall: median(rs.map((r) => r[b].wall / r[a].wall)), cpu: median(rs.map((r) => r[b].cpu / r[a].cpu)), perRoundCpu: rs.map((r) => r[b].cpu / r[a].cpu) }
+      : undefined;
   return {
     rows,
     perCore: paired('oneThread', 'baseline'),
@@ -223,9 +245,25 @@ function summarize(data, measured) {
 }
 
 function matrixTable(results, withCompare) {
-  const head = ['shape', 'lines', 'B/line', 'fell back to JSON.parse', 'per core ÷ baseline (one thread)', 'per process ÷ baseline', 'two threads ÷ one (wall)', 'per core ÷ mtail', 'peak RSS MiB: report / one thread / baseline'];
+  const head = [
+    'shape',
+    'lines',
+    'B/line',
+    'fell back to JSON.parse',
+    'per core ÷ baseline (one thread)',
+    'per process ÷ baseline',
+    'two threads ÷ one (wall)',
+    'per core ÷ mtail',
+    'peak RSS MiB: report / one thread / baseline',
+  ];
   if (withCompare) head.push('per core ÷ compared build');
-  const lines = [`| ${head.join(' | ')} |`, `|---|${head.slice(1).map(() => '---:').join('|')}|`];
+  const lines = [
+    `| ${head.join(' | ')} |`,
+    `|---|${head
+      .slice(1)
+      .map(() => '---:')
+      .join('|')}|`,
+  ];
   for (const r of results) {
     const s = r.summary;
     const x = (p, key) => (p === undefined ? '—' : `${fmt(p[key], 2)}×`);
@@ -359,17 +397,27 @@ function targetsTable(results, files, live) {
     const w = worst(rss, (a, b) => b > a);
     rows.push([`peak RSS of \`report\` ≤ ${TARGET.rssMiB} MiB on every shape`, `highest ${fmt(w[1], 1)} MiB (${w[0]})`, rss.every(([, v]) => v <= TARGET.rssMiB)]);
   }
-  if (files !== undefined) rows.push([`peak RSS ≤ ${TARGET.rssMiB} MiB with ${files.files} files at once, flat`, `${fmt(files.peakMiB, 1)} MiB; per tenth ${files.decilesMiB.map((x) => fmt(x, 0)).join(' ')}`, files.peakMiB <= TARGET.rssMiB]);
+  if (files !== undefined)
+    rows.push([
+      `peak RSS ≤ ${TARGET.rssMiB} MiB with ${files.files} files at once, flat`,
+      `${fmt(files.peakMiB, 1)} MiB; per tenth ${files.decilesMiB.map((x) => fmt(x, 0)).join(' ')}`,
+      files.peakMiB <= TARGET.rssMiB,
+    ]);
   const mtail = all((r) => r.summary.mtail?.cpu);
   if (mtail.length) {
     const w = worst(mtail, (a, b) => b < a);
     rows.push([`≥ ${TARGET.mtailPerCore}× mtail per core on every shape mtail reads`, `lowest ${fmt(w[1], 2)}× (${w[0]})`, mtail.every(([, v]) => v >= TARGET.mtailPerCore)]);
   }
-  if (live?.memory) rows.push([`\`serve\` ≤ ${TARGET.rssMiB} MiB at ${fmt(live.memory.rate)} lines/s`, `max ${fmt(live.memory.maxRssMiB, 1)} MiB`, live.memory.maxRssMiB <= TARGET.rssMiB && live.memory.keptUp]);
+  if (live?.memory)
+    rows.push([`\`serve\` ≤ ${TARGET.rssMiB} MiB at ${fmt(live.memory.rate)} lines/s`, `max ${fmt(live.memory.maxRssMiB, 1)} MiB`, live.memory.maxRssMiB <= TARGET.rssMiB && live.memory.keptUp]);
   if (live?.sustained?.length) {
     const ok = live.sustained.filter((r) => r.ok).length;
     const p99 = Math.max(...live.sustained.map((r) => r.p99Ms));
-    rows.push([`\`serve\` keeps up with 200k lines/s for 60 s in 5 of 5 runs, append → /metrics p99 < 1 s`, `${ok} of ${live.sustained.length}; worst p99 ${fmt(p99)} ms`, ok === live.sustained.length && live.sustained.length >= 5 && p99 < TARGET.sustainedP99Ms]);
+    rows.push([
+      `\`serve\` keeps up with 200k lines/s for 60 s in 5 of 5 runs, append → /metrics p99 < 1 s`,
+      `${ok} of ${live.sustained.length}; worst p99 ${fmt(p99)} ms`,
+      ok === live.sustained.length && live.sustained.length >= 5 && p99 < TARGET.sustainedP99Ms,
+    ]);
   }
   for (const ren of live?.renders ?? []) {
     const limit = ren.series < 20_000 ? TARGET.render5kP99Ms : TARGET.render50kP99Ms;
@@ -400,7 +448,9 @@ async function main() {
       '',
       '| shape | lines | GB | wall s | lines/s | peak RSS MiB | max RSS per tenth of the run (MiB) |',
       '|---|---:|---:|---:|---:|---:|---|',
-      ...rows.map((r) => `| ${r.shape} | ${fmt(r.lines)} | ${fmt(r.bytes / 1e9, 2)} | ${fmt(r.wall, 1)} | ${fmt(r.linesPerSec)} | ${fmt(r.peakMiB, 1)} | ${r.decilesMiB.map((x) => fmt(x, 1)).join(', ')} |`),
+      ...rows.map(
+        (r) => `| ${r.shape} | ${fmt(r.lines)} | ${fmt(r.bytes / 1e9, 2)} | ${fmt(r.wall, 1)} | ${fmt(r.linesPerSec)} | ${fmt(r.peakMiB, 1)} | ${r.decilesMiB.map((x) => fmt(x, 1)).join(', ')} |`,
+      ),
     );
   } else {
     const shapeResults = [];

@@ -18,7 +18,17 @@ const builds = [...(values.compare === undefined ? [] : [values.compare]), here]
 const dir = mkdtempSync(join(tmpdir(), 'zp-bench-flood-'));
 const log = join(dir, 'gateway.log');
 const lines = [];
-for (let i = 0; i < 60_000; i++) lines.push(JSON.stringify({ latency_ms: 150 + (i % 90), status: 200, model: `model-${i % 50}`, route: `/v1/route-${Math.floor(i / 50) % 20}`, cohort: ['stable', 'canary', 'beta'][Math.floor(i / 1000) % 3], response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1' } }));
+for (let i = 0; i < 60_000; i++)
+  lines.push(
+    JSON.stringify({
+      latency_ms: 150 + (i % 90),
+      status: 200,
+      model: `model-${i % 50}`,
+      route: `/v1/route-${Math.floor(i / 50) % 20}`,
+      cohort: ['stable', 'canary', 'beta'][Math.floor(i / 1000) % 3],
+      response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1' },
+    }),
+  );
 writeFileSync(log, `${lines.join('\n')}\n`);
 
 const FLOOD = `
@@ -60,7 +70,11 @@ function probe(port) {
 }
 
 async function run(root) {
-  const serve = spawn(process.execPath, [join(root, 'bin/zero-plane-exporter.js'), 'serve', '--web.listen-address=127.0.0.1:0', '--tail.start-at=start', '--web.max-requests=40', '--log.level=info', log], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const serve = spawn(
+    process.execPath,
+    [join(root, 'bin/zero-plane-exporter.js'), 'serve', '--web.listen-address=127.0.0.1:0', '--tail.start-at=start', '--web.max-requests=40', '--log.level=info', log],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const url = await new Promise((resolve, reject) => {
     let buf = '';
     serve.stderr.on('data', (c) => {
@@ -97,7 +111,11 @@ async function run(root) {
   return { all: stats(probes), after: stats(probes.filter((p) => p.at > t1 + 500)), slowest: { atMs: slowest.at - t1, ms: slowest.ms, connectMs: slowest.connected } };
 }
 
-console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 console.log('| build | round | probes | p50 | max | after the first 500 ms: p50 | max | slowest probe: sent at, connect |');
 console.log('|---|---|---|---|---|---|---|---|');
 try {
@@ -105,7 +123,9 @@ try {
     for (const b of builds) {
       const x = await run(b);
       const f = (v) => `${Math.round(v)} ms`;
-      console.log(`| ${b === here ? 'this' : b} | ${r + 1} | ${x.all.n} | ${f(x.all.p50)} | ${f(x.all.max)} | ${f(x.after.p50)} | ${f(x.after.max)} | +${f(x.slowest.atMs)}, ${f(x.slowest.connectMs)} |`);
+      console.log(
+        `| ${b === here ? 'this' : b} | ${r + 1} | ${x.all.n} | ${f(x.all.p50)} | ${f(x.all.max)} | ${f(x.after.p50)} | ${f(x.after.max)} | +${f(x.slowest.atMs)}, ${f(x.slowest.connectMs)} |`,
+      );
     }
   }
 } finally {

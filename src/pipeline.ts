@@ -46,7 +46,6 @@ export interface PipelineOptions {
   envelope?: (source: string, envelope: Envelope) => void;
 }
 
-
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 /** Index of 'unknown' in a RequestSeries row, after the five classes. */
 const UNKNOWN_STATUS = STATUS_CLASSES.length;
@@ -113,7 +112,11 @@ export class Pipeline implements LineSink {
    * zero_plane_exporter_input_info{source,preset}: 1 for each preset a stream of the source (a followed
    * file, the latest ingest body) is read with now, 0 for one it no longer is.
    */
-  readonly inputInfo = new GaugeFamily('zero_plane_exporter_input_info', 'The input presets the source is read with now: 1 per preset in use by its files (input.preset, or detected per file when auto), 0 for one no longer in use.', ['source', 'preset']);
+  readonly inputInfo = new GaugeFamily(
+    'zero_plane_exporter_input_info',
+    'The input presets the source is read with now: 1 per preset in use by its files (input.preset, or detected per file when auto), 0 for one no longer in use.',
+    ['source', 'preset'],
+  );
   /**
    * zero_plane_exporter_input_decisions_total{source,basis}: each stream's format decision by what it rested
    * on (detect-preset.ts DecisionBasis); `signature`, `latency` and `ambiguous` were made without a header.
@@ -132,7 +135,7 @@ export class Pipeline implements LineSink {
   /** zero_plane_exporter_input_envelope_info{source,envelope}: 1 for each envelope a file of the source was found in. */
   readonly inputEnvelope = new GaugeFamily(
     'zero_plane_exporter_input_envelope_info',
-    'What wraps the lines of the source\'s files (input.envelope, or found in each file\'s first lines when auto): none, cri, docker or syslog.',
+    "What wraps the lines of the source's files (input.envelope, or found in each file's first lines when auto): none, cri, docker or syslog.",
     ['source', 'envelope'],
   );
   /** Requests by status code (index), when keepTotals is set: `report` lists the most frequent. */
@@ -153,7 +156,10 @@ export class Pipeline implements LineSink {
   private readonly parsedBatch: ParseResult[] = [];
   private readonly sourceBatch: SourceState[] = [];
 
-  constructor(readonly config: Config, opts: PipelineOptions = {}) {
+  constructor(
+    readonly config: Config,
+    opts: PipelineOptions = {},
+  ) {
     this.clock = opts.clock ?? Date.now;
     this.classifier = new SignalClassifier(config.headers);
     const events = opts.input;

@@ -189,7 +189,14 @@
         ...size(rateEl),
         series: [
           {},
-          { label: 'requests/s', stroke: accent, fill: css('--accent-fill') || 'rgba(9, 105, 218, 0.1)', width: 2, points: { show: false }, value: (u, v) => (isNum(v) ? `${v.toFixed(1)} req/s` : DASH) },
+          {
+            label: 'requests/s',
+            stroke: accent,
+            fill: css('--accent-fill') || 'rgba(9, 105, 218, 0.1)',
+            width: 2,
+            points: { show: false },
+            value: (u, v) => (isNum(v) ? `${v.toFixed(1)} req/s` : DASH),
+          },
         ],
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, Math.ceil(max * 1.2))] } },
         axes: axes('req/s'),

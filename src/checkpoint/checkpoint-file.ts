@@ -53,7 +53,6 @@ function inspectCheckpointPath(path: string): CheckpointPathState {
   return 'ours';
 }
 
-
 /** The first `bytes` of a regular file (O_NOFOLLOW, O_NONBLOCK: never a link, never a wait), as text. */
 function readStart(path: string, bytes: number): string {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

@@ -21,11 +21,7 @@ export interface CheckpointerOptions {
 export type WriteReason = 'schedule' | 'shutdown';
 
 export class Checkpointer {
-  readonly writes = new CounterFamily(
-    'zero_plane_exporter_checkpoint_writes_total',
-    'Checkpoint writes (on checkpoint.schedule and at shutdown), by result (ok or error).',
-    ['result'],
-  );
+  readonly writes = new CounterFamily('zero_plane_exporter_checkpoint_writes_total', 'Checkpoint writes (on checkpoint.schedule and at shutdown), by result (ok or error).', ['result']);
   readonly lastSuccess = new GaugeFamily(
     'zero_plane_exporter_checkpoint_last_success_timestamp_seconds',
     'When a checkpoint was last written successfully (Unix time); absent until the first one.',

@@ -43,10 +43,7 @@ const STOP_TIMEOUT_MS = 5_000;
 const TRAFFIC_MODULE = fileURLToPath(new URL('./demo-traffic.js', import.meta.url));
 
 /** From the demo to its traffic process. */
-export type TrafficMessage =
-  | ({ type: 'start' } & TrafficStart)
-  | { type: 'faults'; faults: Faults }
-  | { type: 'stop' };
+export type TrafficMessage = ({ type: 'start' } & TrafficStart) | { type: 'faults'; faults: Faults } | { type: 'stop' };
 
 export interface TrafficStart {
   ratePerSecond: number;
@@ -61,11 +58,7 @@ export interface TrafficStart {
 }
 
 /** From the traffic process to the demo. */
-export type TrafficReport =
-  | { type: 'ready'; simulatorUrl: string }
-  | { type: 'faults'; faults: Faults }
-  | { type: 'error'; message: string }
-  | { type: 'failed'; message: string };
+export type TrafficReport = { type: 'ready'; simulatorUrl: string } | { type: 'faults'; faults: Faults } | { type: 'error'; message: string } | { type: 'failed'; message: string };
 
 /** Forks the traffic process and resolves once its simulator listens. */
 function startTraffic(start: TrafficStart, onReport: (r: TrafficReport) => void): Promise<{ child: ChildProcess; simulatorUrl: string }> {
@@ -151,11 +144,7 @@ export async function startDemo(config: Config, opts: DemoOptions, log: Logger):
   let server: RunningServer;
   try {
     await new Promise((resolve) => setTimeout(resolve, WARM_UP_MS));
-    server = await startServe(
-      { ...config, sources: { ...config.sources, files: [logPath], startAt: 'end' } },
-      log,
-      { faults, ...(opts.webConfig === undefined ? {} : { webConfig: opts.webConfig }) },
-    );
+    server = await startServe({ ...config, sources: { ...config.sources, files: [logPath], startAt: 'end' } }, log, { faults, ...(opts.webConfig === undefined ? {} : { webConfig: opts.webConfig }) });
   } catch (err) {
     stopping = true;
     await stopTraffic(child);

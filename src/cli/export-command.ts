@@ -37,7 +37,7 @@ export async function runExport(config: Config, args: ExportArgs, out: OutputStr
   if (config.pack.evaluationInterval % stepMs !== 0 || config.pack.rateWindow % stepMs !== 0) {
     hint(
       `zero-plane-exporter: export: --step ${formatDuration(stepMs)} does not divide pack.evaluationInterval (${formatDuration(config.pack.evaluationInterval)}) and pack.rateWindow (${formatDuration(config.pack.rateWindow)}): ` +
-        'the rules\' windows will not start on a sample, so Prometheus extrapolates their increases\n',
+        "the rules' windows will not start on a sample, so Prometheus extrapolates their increases\n",
     );
   }
   if (args.out !== undefined) makeOutDir(args.out, 'out');

@@ -20,7 +20,12 @@ const ALL = COMMANDS;
 
 /** Every flag; a name may appear once per command (`--format` has its own formats and default per command). */
 export const FLAGS: readonly FlagSpec[] = [
-  { name: 'config.file', type: 'string', help: 'YAML config file (docs/configuration.md); without it the built-in defaults apply.', commands: ['serve', 'report', 'backtest', 'export', 'generate', 'demo'] },
+  {
+    name: 'config.file',
+    type: 'string',
+    help: 'YAML config file (docs/configuration.md); without it the built-in defaults apply.',
+    commands: ['serve', 'report', 'backtest', 'export', 'generate', 'demo'],
+  },
   {
     name: 'web.listen-address',
     type: 'string',
@@ -45,7 +50,7 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: 'demo.simulator-address',
     type: 'string',
-    help: 'Address the demo\'s simulated LLM endpoint listens on (POST /v1/messages, /admin/faults). Default: 127.0.0.1 on a free port.',
+    help: "Address the demo's simulated LLM endpoint listens on (POST /v1/messages, /admin/faults). Default: 127.0.0.1 on a free port.",
     commands: ['demo'],
   },
   {
@@ -80,7 +85,7 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: 'gate.scope',
     type: 'string',
-    help: 'A label the gate\'s pause alerts must carry, added to gate.scope; repeat for more (the Kubernetes set passes namespace and cluster this way).',
+    help: "A label the gate's pause alerts must carry, added to gate.scope; repeat for more (the Kubernetes set passes namespace and cluster this way).",
     multiple: true,
     commands: ['serve'],
   },
@@ -93,14 +98,20 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: 'step',
     type: 'string',
-    help: 'Evaluation step on the log\'s timeline, whole seconds from 1s to pack.rateWindow; must divide pack.rateWindow and every SLO window. Default: pack.evaluationInterval (30s unless configured).',
+    help: "Evaluation step on the log's timeline, whole seconds from 1s to pack.rateWindow; must divide pack.rateWindow and every SLO window. Default: pack.evaluationInterval (30s unless configured).",
     commands: ['backtest'],
   },
-  { name: 'step', type: 'string', help: 'Scrape step: the counters are written as scraped every this long, whole seconds from 1s to 5m (Prometheus\' lookback delta); it should divide pack.evaluationInterval and pack.rateWindow.', default: '15s', commands: ['export'] },
+  {
+    name: 'step',
+    type: 'string',
+    help: "Scrape step: the counters are written as scraped every this long, whole seconds from 1s to 5m (Prometheus' lookback delta); it should divide pack.evaluationInterval and pack.rateWindow.",
+    default: '15s',
+    commands: ['export'],
+  },
   {
     name: 'out',
     type: 'string',
-    help: 'Write one OpenMetrics file per 2 h block (the TSDB\'s block size) into this directory instead of one exposition on stdout: much faster to backfill a long span.',
+    help: "Write one OpenMetrics file per 2 h block (the TSDB's block size) into this directory instead of one exposition on stdout: much faster to backfill a long span.",
     commands: ['export'],
   },
   {
@@ -132,10 +143,22 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '.',
     commands: ['generate'],
   },
-  { name: 'out', type: 'string', help: 'Directory to write the alerting pack to. Given alone it is refused: the other parts would land in the current directory.', default: 'alerts', commands: ['generate'] },
+  {
+    name: 'out',
+    type: 'string',
+    help: 'Directory to write the alerting pack to. Given alone it is refused: the other parts would land in the current directory.',
+    default: 'alerts',
+    commands: ['generate'],
+  },
   { name: 'dashboards.out', type: 'string', help: 'Directory to write the Grafana dashboards, provisioning files and ConfigMaps to.', default: 'dashboards', commands: ['generate'] },
   { name: 'deploy.out', type: 'string', help: 'Directory to write the deployment files to: Kubernetes manifests with kustomization, systemd units.', default: 'deploy', commands: ['generate'] },
-  { name: 'mixin.out', type: 'string', help: 'Directory of the jsonnet mixin: its generated/ part (rules, alerts, dashboards with _config tokens) is written there.', default: 'mixin', commands: ['generate'] },
+  {
+    name: 'mixin.out',
+    type: 'string',
+    help: 'Directory of the jsonnet mixin: its generated/ part (rules, alerts, dashboards with _config tokens) is written there.',
+    default: 'mixin',
+    commands: ['generate'],
+  },
   { name: 'help', type: 'boolean', help: 'Show this help.', commands: ALL },
   { name: 'version', type: 'boolean', help: 'Show the version.', commands: ALL },
 ];
@@ -178,19 +201,17 @@ export function flagStrings(flags: ParsedFlags, name: string): string[] | undefi
 }
 
 const USAGE: Record<Command, string> = {
-  serve:
-    'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.',
+  serve: 'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.',
   backtest:
-    'usage: zero-plane-exporter backtest [flags] FILE...\n\nReplays gateway logs (any order of files, gzip, - for stdin; pipes, FIFOs and <(cmd) too) on their own timeline and evaluates the pack\'s alerts at every step,\nwith the rules\' windows, thresholds, for: durations and traffic guards: when each alert would have fired, and the first P0.\nRecords without a time, far-out times and records later than history.lateness are skipped and counted.\nExit codes: 0 done, 1 runtime failure or no line became a record on the timeline, 2 bad usage or config, 141 the output pipe closed, 143/130 stopped by SIGTERM/SIGINT.',
+    "usage: zero-plane-exporter backtest [flags] FILE...\n\nReplays gateway logs (any order of files, gzip, - for stdin; pipes, FIFOs and <(cmd) too) on their own timeline and evaluates the pack's alerts at every step,\nwith the rules' windows, thresholds, for: durations and traffic guards: when each alert would have fired, and the first P0.\nRecords without a time, far-out times and records later than history.lateness are skipped and counted.\nExit codes: 0 done, 1 runtime failure or no line became a record on the timeline, 2 bad usage or config, 141 the output pipe closed, 143/130 stopped by SIGTERM/SIGINT.",
   export:
-    'usage: zero-plane-exporter export --format openmetrics [flags] FILE...\n\nReplays gateway logs on their own timeline and writes the exporter\'s counters and histograms as they would have been scraped\nat every step, with timestamps, every series from the first step: for promtool tsdb create-blocks-from openmetrics OUT DIR.\nExit codes: 0 done, 1 runtime failure or no line became a record on the timeline, 2 bad usage or config, 141 the output pipe closed, 143/130 stopped by SIGTERM/SIGINT.',
+    "usage: zero-plane-exporter export --format openmetrics [flags] FILE...\n\nReplays gateway logs on their own timeline and writes the exporter's counters and histograms as they would have been scraped\nat every step, with timestamps, every series from the first step: for promtool tsdb create-blocks-from openmetrics OUT DIR.\nExit codes: 0 done, 1 runtime failure or no line became a record on the timeline, 2 bad usage or config, 141 the output pipe closed, 143/130 stopped by SIGTERM/SIGINT.",
   report:
     'usage: zero-plane-exporter report [flags] FILE...\n\nReads gateway logs to their end (gzip read transparently, - for stdin; pipes, FIFOs and <(cmd) too) and prints the signals over all of them.\nThe log format is detected per file (nginx, Envoy, Caddy, HAProxy, Kong, Traefik, default) unless input.preset names one.\nExit codes: 0 done, 1 runtime failure or no line became a record, 2 bad usage or config, 3 the --fail-on condition held, 143/130 stopped by SIGTERM/SIGINT.',
   generate:
-    'usage: zero-plane-exporter generate [flags]\n\nWrites the alerting pack (Prometheus rules, PrometheusRule, example Alertmanager config), the Grafana dashboards and the jsonnet mixin\'s generated part from the config.',
+    "usage: zero-plane-exporter generate [flags]\n\nWrites the alerting pack (Prometheus rules, PrometheusRule, example Alertmanager config), the Grafana dashboards and the jsonnet mixin's generated part from the config.",
   demo: 'usage: zero-plane-exporter demo [flags]\n\nRuns the simulator, a load generator and the exporter together: live signals at http://localhost:9185/ with no config.',
-  simulate:
-    'usage: zero-plane-exporter simulate [flags]\n\nServes a simulated Zero-Plane LLM endpoint (POST /v1/messages) with fault injection on /admin/faults.',
+  simulate: 'usage: zero-plane-exporter simulate [flags]\n\nServes a simulated Zero-Plane LLM endpoint (POST /v1/messages) with fault injection on /admin/faults.',
   load: 'usage: zero-plane-exporter load [flags]\n\nSends requests to an LLM endpoint at a steady rate and writes the gateway log of the round trips.',
 };
 
@@ -232,7 +253,7 @@ const SUMMARY: Record<Command, string> = {
   serve: 'Follow gateway logs and serve the Zero-Plane signals to Prometheus',
   report: 'Read gateway logs to their end and print the signals over all of them',
   backtest: "Replay logs on their own timeline and show when the pack's alerts would have fired",
-  export: 'Write the counters as scraped over a log\'s timeline, for promtool backfill',
+  export: "Write the counters as scraped over a log's timeline, for promtool backfill",
   generate: 'Write the alerting pack, dashboards, mixin and deployment files from the config',
   demo: 'Run simulator, load and exporter together: live signals on :9185 with no config',
   simulate: 'Serve a simulated Zero-Plane LLM endpoint with fault injection',

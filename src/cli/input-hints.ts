@@ -21,8 +21,12 @@ export function inputHints(hint: (text: string) => void, log: Logger | undefined
   return {
     decided: (source, preset, how, d) => {
       log?.debug('input preset', { source, preset, how, ...(d === undefined ? {} : { basis: d.basis, signature: d.signature.join(','), header: d.header, held: d.held }) });
-      if (d?.basis === 'signature' || d?.basis === 'latency') hint(`zero-plane-exporter: ${source}: read as ${preset} by its structure alone: none of its first ${d.held} lines had a Zero-Plane header field; if that is wrong, set input.preset\n`);
-      if (d?.basis === 'ambiguous') hint(`zero-plane-exporter: ${source}: ${(d.candidates ?? []).join(', ')} read its first ${d.held} lines alike and none had a Zero-Plane header field; read as ${preset}, a guess: set input.preset\n`);
+      if (d?.basis === 'signature' || d?.basis === 'latency')
+        hint(`zero-plane-exporter: ${source}: read as ${preset} by its structure alone: none of its first ${d.held} lines had a Zero-Plane header field; if that is wrong, set input.preset\n`);
+      if (d?.basis === 'ambiguous')
+        hint(
+          `zero-plane-exporter: ${source}: ${(d.candidates ?? []).join(', ')} read its first ${d.held} lines alike and none had a Zero-Plane header field; read as ${preset}, a guess: set input.preset\n`,
+        );
     },
     notUnderstood: (source, h) => {
       const reasons = h.reasons.map(([reason, n]) => `${reason} ${n}`).join(', ');

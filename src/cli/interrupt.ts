@@ -45,4 +45,3 @@ export function endSoon(interrupt: AbortSignal): void {
     process.kill(process.pid, signal);
   }, 200).unref();
 }
-

@@ -123,7 +123,10 @@ export async function main(argv: string[]): Promise<number> {
           [renderMixin(config), 'mixin.out'],
           [renderDeploy(config), 'deploy.out'],
         ];
-        const dirs = generateDirs(flags, outputs.map(([, flag]) => flag));
+        const dirs = generateDirs(
+          flags,
+          outputs.map(([, flag]) => flag),
+        );
         // Every directory first: a file in the way of one stops the command before it writes anything.
         for (const [, flag] of outputs) makeOutDir(dirs.get(flag) as string, flag);
         for (const [files, flag] of outputs) for (const path of writeFiles(files, dirs.get(flag) as string)) log.info('wrote', { path });
@@ -140,7 +143,11 @@ export async function main(argv: string[]): Promise<number> {
         // Loaded before the demo starts anything, so a bad file exits 2 with nothing left running.
         const simulatorText = flagString(flags, 'demo.simulator-address');
         const simulatorAddress = simulatorText === undefined ? {} : { simulatorAddress: listenAddress(simulatorText, 'demo.simulator-address') };
-        const demo = await startDemo(withServeFlags(config, flags), { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...simulatorAddress, ...(await webConfigOf(flags, config)) }, log);
+        const demo = await startDemo(
+          withServeFlags(config, flags),
+          { ratePerSecond: positiveNumber(flags, 'demo.rate'), ...seedOf(flags), ...simulatorAddress, ...(await webConfigOf(flags, config)) },
+          log,
+        );
         return await until(() => demo.stop());
       }
       case 'simulate': {

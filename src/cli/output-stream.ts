@@ -15,7 +15,10 @@ export interface OutputStream {
 
 /** The output stream failed (its reader closed the pipe: EPIPE, or the disk is full): nothing more can be written. */
 export class OutputClosed extends Error {
-  constructor(readonly code: string | undefined, cause: unknown) {
+  constructor(
+    readonly code: string | undefined,
+    cause: unknown,
+  ) {
     super(`cannot write the output: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'OutputClosed';
   }

@@ -28,14 +28,7 @@ export interface ReportArgs {
  * says so ("report: 2 threads") and which preset each input was read with. `interrupt` aborted stops the
  * reads and rejects with its reason, printing nothing (main.ts races it, answering with the signal's code).
  */
-export async function runReport(
-  config: Config,
-  args: ReportArgs,
-  out: (text: string) => void,
-  log?: Logger,
-  hint: (text: string) => void = () => {},
-  interrupt?: AbortSignal,
-): Promise<number> {
+export async function runReport(config: Config, args: ReportArgs, out: (text: string) => void, log?: Logger, hint: (text: string) => void = () => {}, interrupt?: AbortSignal): Promise<number> {
   if (args.files.length === 0) throw new UsageError('report needs at least one FILE (or - for stdin)');
   if (args.format !== 'json' && args.format !== 'text') throw new UsageError(`--format must be json or text, not "${args.format}"`);
   const pipeline = new Pipeline(config, { keepTotals: true, input: inputHints(hint, log) });

@@ -55,15 +55,7 @@ export interface WorkerJob {
  * minBytes with a newline past its middle, else as readInput does. Lines land exactly as readInput would
  * deliver them, in the same series.
  */
-export async function readReportInput(
-  path: string,
-  config: Config,
-  pipeline: Pipeline,
-  log: Logger | undefined,
-  minBytes: number,
-  thread: SecondThread,
-  signal?: AbortSignal,
-): Promise<void> {
+export async function readReportInput(path: string, config: Config, pipeline: Pipeline, log: Logger | undefined, minBytes: number, thread: SecondThread, signal?: AbortSignal): Promise<void> {
   const opts = { maxLineBytes: config.input.maxLineBytes, envelope: config.input.envelope, ...(signal === undefined ? {} : { signal }) };
   const mid = await splitPoint(path, minBytes);
   if (mid === undefined || (config.input.envelope !== 'none' && mayJoinPieces(config.input.envelope, await headBytes(path)))) {
@@ -180,7 +172,7 @@ async function detectHead(path: string, end: number, config: Config): Promise<{ 
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.alloc(1 << 16);
-    for (let at = 0; decided === undefined && at < end; ) {
+    for (let at = 0; decided === undefined && at < end;) {
       const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, end - at), at);
       if (bytesRead === 0) break;
       at += bytesRead;

@@ -89,7 +89,10 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   if (basicAuthOn) {
     // One Authorization header cannot carry both Basic credentials and a bearer token, and Alertmanager's
     // http_config allows only one of them: with basic auth on, it is the credential for every endpoint.
-    for (const [key, file] of [['gate.bearerTokenFile', tokenFile], ['ingest.bearerTokenFile', ingestTokenFile]] as const) {
+    for (const [key, file] of [
+      ['gate.bearerTokenFile', tokenFile],
+      ['ingest.bearerTokenFile', ingestTokenFile],
+    ] as const) {
       if (file !== undefined) {
         throw new UsageError(
           `${key} cannot be combined with basic_auth_users in ${web.file}: both use the Authorization header. ` +
@@ -119,9 +122,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     log,
   });
   const poller =
-    g.alertmanagers.length === 0
-      ? undefined
-      : new AlertmanagerPoller(gate, { urls: g.alertmanagers, intervalMs: g.pollInterval, timeoutMs: g.pollTimeout, maxBodyBytes: g.maxBodyBytes, log });
+    g.alertmanagers.length === 0 ? undefined : new AlertmanagerPoller(gate, { urls: g.alertmanagers, intervalMs: g.pollInterval, timeoutMs: g.pollTimeout, maxBodyBytes: g.maxBodyBytes, log });
   // Every snapshot is taken between two polls of the files, so offsets and counts agree; without file
   // sources there are no offsets, only counters (stdin and HTTP ingest cannot be read again).
   const snapshot = (): Promise<CheckpointJson> => {
@@ -129,8 +130,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     const take = (state: FollowerState) => takeCheckpoint(pipeline.metrics, state, Date.now(), pipeline.held());
     return files === undefined ? Promise.resolve(take({ patterns: [], files: [], known: [] })) : files.snapshot(take);
   };
-  const checkpointer =
-    checkpointFile === undefined ? undefined : new Checkpointer({ file: checkpointFile, schedule: config.checkpoint.schedule, log, take: snapshot });
+  const checkpointer = checkpointFile === undefined ? undefined : new Checkpointer({ file: checkpointFile, schedule: config.checkpoint.schedule, log, take: snapshot });
   const auth = basicAuthOn
     ? basicAuth({
         users: web.basicAuthUsers,
@@ -195,9 +195,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   };
   const maxLineBytes = config.input.maxLineBytes;
   const resume: ResumeFrom | undefined =
-    checkpoint === undefined
-      ? undefined
-      : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes, untrusted: checkpoint.untrusted };
+    checkpoint === undefined ? undefined : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes, untrusted: checkpoint.untrusted };
   const files =
     config.sources.files.length > 0
       ? new FileFollower(
@@ -385,7 +383,8 @@ function inputLog(log: Logger): InputEvents {
             }),
       };
       if (d === undefined || d.basis === 'evidence' || d.basis === 'previous' || d.basis === 'configured' || d.basis === 'given') log.info('input format', fields);
-      else if (d.basis === 'ambiguous') log.warn('input format ambiguous: several presets read the first lines alike and none showed a Zero-Plane header; read with a best guess, set input.preset', fields);
+      else if (d.basis === 'ambiguous')
+        log.warn('input format ambiguous: several presets read the first lines alike and none showed a Zero-Plane header; read with a best guess, set input.preset', fields);
       else log.warn('input format decided without a Zero-Plane header in its first lines', { ...fields, fix: `if ${preset} is wrong, set input.preset` });
     },
     notUnderstood: (source, h) =>
@@ -398,8 +397,7 @@ function inputLog(log: Logger): InputEvents {
         suggestion: h.suggestion,
         fix: h.suggestion === undefined ? inputFix(h) : `set input.preset: ${h.suggestion}`,
       }),
-    labelUnresolved: (source, label, path, records) =>
-      log.warn('label path held no value in the first records; the label stays empty', { source, label, path, records }),
+    labelUnresolved: (source, label, path, records) => log.warn('label path held no value in the first records; the label stays empty', { source, label, path, records }),
     headersUnseen: (source, h) =>
       log.warn('no header found: none of the first records carried a wanted response header where the preset keeps them', {
         source,

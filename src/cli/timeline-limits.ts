@@ -52,7 +52,9 @@ export function limitError(command: string, err: unknown, blocks: number): unkno
     );
   }
   if (err instanceof ScratchTooLarge) {
-    return new UsageError(`${command}: the scratch file would take at least ${err.bytes} bytes, more than --max-scratch (${err.maxBytes} bytes); use --out DIR (no scratch file) or raise --max-scratch`);
+    return new UsageError(
+      `${command}: the scratch file would take at least ${err.bytes} bytes, more than --max-scratch (${err.maxBytes} bytes); use --out DIR (no scratch file) or raise --max-scratch`,
+    );
   }
   return err;
 }

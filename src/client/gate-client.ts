@@ -79,11 +79,11 @@ export function gateClient(options: GateClientOptions): GateClient {
   const up = new GaugeFamily('zero_plane_gate_client_up', '1 when the last poll of the gate got an answer, else 0.', []);
   const lastAnswer = new GaugeFamily('zero_plane_gate_client_last_answer_timestamp_seconds', 'When the gate last answered.', []);
   const polls = new CounterFamily('zero_plane_gate_client_polls_total', 'Polls of the gate, by result (ok, error).', ['result']);
-  const decisions = new CounterFamily(
-    'zero_plane_gate_client_decisions_total',
-    'allows() answers by call kind, decision (allowed, skipped) and reason (core, open, paused, fail_open, fail_closed).',
-    ['kind', 'decision', 'reason'],
-  );
+  const decisions = new CounterFamily('zero_plane_gate_client_decisions_total', 'allows() answers by call kind, decision (allowed, skipped) and reason (core, open, paused, fail_open, fail_closed).', [
+    'kind',
+    'decision',
+    'reason',
+  ]);
   up.set([], 0);
   for (const result of ['ok', 'error']) polls.touch([result]);
   decisions.touch(['non-core', 'skipped', 'paused']);
@@ -120,7 +120,11 @@ export function gateClient(options: GateClientOptions): GateClient {
       polls.inc(['error']);
       up.set([], 0);
       // Once per outage: the first failed poll after an answer (or the very first poll).
-      if (wasReachable) once(`unreachable:${state.lastAnswerAt ?? 0}`, `zero-plane gate client: cannot read ${url} (${(err as Error).message}); after ${staleMs} ms without an answer non-core calls are ${o.failOpen ? 'allowed (failOpen)' : 'paused (failOpen: false)'}`);
+      if (wasReachable)
+        once(
+          `unreachable:${state.lastAnswerAt ?? 0}`,
+          `zero-plane gate client: cannot read ${url} (${(err as Error).message}); after ${staleMs} ms without an answer non-core calls are ${o.failOpen ? 'allowed (failOpen)' : 'paused (failOpen: false)'}`,
+        );
     }
   };
 

@@ -39,12 +39,22 @@ const logFileOptions = z.strictObject({
 
 const operationName = z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/, 'a GenAI operation name such as chat or text_completion');
 const genAiOptions = z.strictObject({
-  provider: z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/, 'a gen_ai.provider.name such as anthropic or aws.bedrock').default('anthropic'),
+  provider: z
+    .string()
+    .regex(/^[a-z][a-z0-9_.]{0,63}$/, 'a gen_ai.provider.name such as anthropic or aws.bedrock')
+    .default('anthropic'),
   operations: z.record(z.string().startsWith('/'), operationName).default({ '/v1/messages': 'chat', '/v1/complete': 'text_completion' }),
 });
 const bodyOptions = z.union([
   z.literal(false),
-  z.strictObject({ maxJsonBytes: z.number().int().min(0).default(1024 * 1024), maxWait: durationOption.default(600_000) }),
+  z.strictObject({
+    maxJsonBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(1024 * 1024),
+    maxWait: durationOption.default(600_000),
+  }),
 ]);
 
 const instrumentOptions = z.strictObject({
@@ -152,7 +162,8 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
     const action = verdict instanceof OptInHeaderError ? 'rejected' : verdict.outcome;
     if (defect === undefined || (action !== 'reported' && action !== 'repaired' && action !== 'rejected')) return;
     metrics.guard.inc([action, defect]);
-    const what = action === 'rejected' ? 'calls with it are rejected, not sent' : action === 'repaired' ? 'it is repaired before sending' : 'calls with it are sent as they are, and fall back off Zero-Plane';
+    const what =
+      action === 'rejected' ? 'calls with it are rejected, not sent' : action === 'repaired' ? 'it is repaired before sending' : 'calls with it are sent as they are, and fall back off Zero-Plane';
     once(`${action}:${defect}`, `zero-plane client: the ${guard.headerName} request header is malformed (${defect}); ${what}. Counted in zero_plane_client_opt_in_guard_total.`);
   };
 
@@ -187,7 +198,16 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
       try {
         const operation = operations.get(routeOf(urlOf(input)));
         const durationSeconds = (performance.now() - t0) / 1000;
-        if (operation !== undefined) genAi.observe({ operation, requestModel: requestFieldsOf(sendInit).model, responseModel: '', errorType: aborted ? 'aborted' : 'connection_error', durationSeconds, timeToFirstTokenSeconds: undefined, tokens: undefined });
+        if (operation !== undefined)
+          genAi.observe({
+            operation,
+            requestModel: requestFieldsOf(sendInit).model,
+            responseModel: '',
+            errorType: aborted ? 'aborted' : 'connection_error',
+            durationSeconds,
+            timeToFirstTokenSeconds: undefined,
+            tokens: undefined,
+          });
       } catch {
         metrics.instrumentationErrors.inc(['record']);
       }
@@ -253,7 +273,10 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
     const reason = streamRefusalReason(optedIn, message);
     metrics.streamRefusals.inc([reason]);
     if (reason === 'zero_plane_does_not_stream') {
-      once('stream-refused', 'zero-plane client: a "stream": true call with the opt-in was refused (400): the Zero-Plane layer does not stream. Send "stream": false to be served by Zero-Plane. Counted in zero_plane_client_stream_refusals_total.');
+      once(
+        'stream-refused',
+        'zero-plane client: a "stream": true call with the opt-in was refused (400): the Zero-Plane layer does not stream. Send "stream": false to be served by Zero-Plane. Counted in zero_plane_client_stream_refusals_total.',
+      );
     }
   };
 

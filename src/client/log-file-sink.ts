@@ -26,7 +26,7 @@ async function appendNonBlocking(path: string, text: string): Promise<void> {
   const handle = await open(path, APPEND_FLAGS, 0o666);
   try {
     let rest = Buffer.from(text, 'utf8');
-    for (let tries = 0; rest.length > 0; ) {
+    for (let tries = 0; rest.length > 0;) {
       try {
         const { bytesWritten } = await handle.write(rest);
         rest = rest.subarray(bytesWritten);

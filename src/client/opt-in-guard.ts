@@ -25,10 +25,7 @@ export class OptInHeaderError extends Error {
     readonly defect: OptInDefect,
     readonly expected: string,
   ) {
-    super(
-      `${header}: ${[JSON.stringify(value), visible(value)].filter(Boolean).join(' ')} is malformed (${defect}); expected exactly ${JSON.stringify(expected)}. ` +
-        'The request was not sent.',
-    );
+    super(`${header}: ${[JSON.stringify(value), visible(value)].filter(Boolean).join(' ')} is malformed (${defect}); expected exactly ${JSON.stringify(expected)}. ` + 'The request was not sent.');
     this.name = 'OptInHeaderError';
   }
 }

@@ -38,7 +38,11 @@ export type ConfigInput = z.input<typeof configSchema>;
 
 export function clientConfig(what: string, input: ConfigInput | undefined): Config {
   const parsed = configSchema.safeParse(input ?? {});
-  if (!parsed.success) throw new ClientOptionsError(what, describeIssues(parsed.error).replace(/^|; /g, (sep) => `${sep}config.`));
+  if (!parsed.success)
+    throw new ClientOptionsError(
+      what,
+      describeIssues(parsed.error).replace(/^|; /g, (sep) => `${sep}config.`),
+    );
   return parsed.data;
 }
 

@@ -5,11 +5,7 @@ export class ConfigError extends Error {
     readonly file: string,
     readonly problems: readonly { line: number | undefined; key: string; message: string }[],
   ) {
-    super(
-      problems
-        .map((p) => `${file}${p.line === undefined ? '' : `:${p.line}`}: ${p.key || '(top level)'}: ${p.message}`)
-        .join('\n'),
-    );
+    super(problems.map((p) => `${file}${p.line === undefined ? '' : `:${p.line}`}: ${p.key || '(top level)'}: ${p.message}`).join('\n'));
     this.name = 'ConfigError';
   }
 }

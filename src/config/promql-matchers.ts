@@ -79,7 +79,15 @@ function unquote(literal: string): string | { error: string } {
     if (e in simple) out += simple[e];
     else if (e === quote) out += e;
     else {
-      const form = /[0-7]/.test(e) ? { n: 3, re: /^[0-7]{3}$/, base: 8 } : e === 'x' ? { n: 2, re: /^[0-9a-fA-F]{2}$/, base: 16 } : e === 'u' ? { n: 4, re: /^[0-9a-fA-F]{4}$/, base: 16 } : e === 'U' ? { n: 8, re: /^[0-9a-fA-F]{8}$/, base: 16 } : undefined;
+      const form = /[0-7]/.test(e)
+        ? { n: 3, re: /^[0-7]{3}$/, base: 8 }
+        : e === 'x'
+          ? { n: 2, re: /^[0-9a-fA-F]{2}$/, base: 16 }
+          : e === 'u'
+            ? { n: 4, re: /^[0-9a-fA-F]{4}$/, base: 16 }
+            : e === 'U'
+              ? { n: 8, re: /^[0-9a-fA-F]{8}$/, base: 16 }
+              : undefined;
       if (form === undefined) return { error: `unknown escape sequence "\\${e}" in a PromQL string (Go escapes: a regex's \\. is written \\\\. there, as it stands inside YAML's single quotes)` };
       const digits = /[0-7]/.test(e) ? body.slice(i, i + 3) : body.slice(i + 1, i + 1 + form.n);
       if (!form.re.test(digits)) return { error: `escape "\\${e}" needs ${form.n} ${form.base === 8 ? 'octal' : 'hex'} digits` };

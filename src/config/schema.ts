@@ -40,7 +40,10 @@ const regex = z.string().transform((text, ctx) => {
 
 const ratio = z.number().min(0).max(1);
 const labelName = z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'not a Prometheus label name');
-const headerName = z.string().min(1).regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'not an HTTP header name');
+const headerName = z
+  .string()
+  .min(1)
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'not an HTTP header name');
 
 /**
  * Where a record carries its headers: one object field (`path`), or flat fields named prefix + header
@@ -116,7 +119,11 @@ export const inputSchema = z
       .default({ response: {}, request: {} }),
     /** What gateways write for "no such value" (nginx "", Envoy and HAProxy "-"); JSON null is always absent. */
     absentValues: cappedArray(z.string(), 'input.absentValues').default(['', '-']),
-    maxLineBytes: z.number().int().min(256).default(1024 * 1024),
+    maxLineBytes: z
+      .number()
+      .int()
+      .min(256)
+      .default(1024 * 1024),
     /**
      * A source whose first `records` records (serve: or those of its first `duration`) carry no wanted
      * response header field where its preset keeps them is said out loud (input-watch.ts).
@@ -134,7 +141,10 @@ export const inputSchema = z
 
 export const headersSchema = z
   .object({
-    layerId: z.object({ name: headerName.default('x-anthropic-layer-id'), match: regex.default(/^zero-plane-v[0-9]+$/) }).strict().default({ name: 'x-anthropic-layer-id', match: /^zero-plane-v[0-9]+$/ }),
+    layerId: z
+      .object({ name: headerName.default('x-anthropic-layer-id'), match: regex.default(/^zero-plane-v[0-9]+$/) })
+      .strict()
+      .default({ name: 'x-anthropic-layer-id', match: /^zero-plane-v[0-9]+$/ }),
     delayProfile: z
       .object({
         name: headerName.default('x-anthropic-delay-profile'),
@@ -144,9 +154,18 @@ export const headersSchema = z
       })
       .strict()
       .default({ name: 'x-anthropic-delay-profile', degradedMember: 'degraded', warmupMember: 'warmup', modeMember: 'mode' }),
-    cached: z.object({ name: headerName.default('x-anthropic-cached'), value: z.string().default('true') }).strict().default({ name: 'x-anthropic-cached', value: 'true' }),
-    downgradeReason: z.object({ name: headerName.default('x-anthropic-downgrade-reason') }).strict().default({ name: 'x-anthropic-downgrade-reason' }),
-    optIn: z.object({ name: headerName.default('x-anthropic-experimental'), value: z.string().default('zero-plane-2024') }).strict().default({ name: 'x-anthropic-experimental', value: 'zero-plane-2024' }),
+    cached: z
+      .object({ name: headerName.default('x-anthropic-cached'), value: z.string().default('true') })
+      .strict()
+      .default({ name: 'x-anthropic-cached', value: 'true' }),
+    downgradeReason: z
+      .object({ name: headerName.default('x-anthropic-downgrade-reason') })
+      .strict()
+      .default({ name: 'x-anthropic-downgrade-reason' }),
+    optIn: z
+      .object({ name: headerName.default('x-anthropic-experimental'), value: z.string().default('zero-plane-2024') })
+      .strict()
+      .default({ name: 'x-anthropic-experimental', value: 'zero-plane-2024' }),
   })
   .strict();
 
@@ -278,7 +297,12 @@ export const gateSchema = z
     /** Firing pause alerts held at once (by fingerprint); past it new ones are dropped and counted. */
     maxAlerts: z.number().int().min(1).max(100_000).default(1000),
     /** Largest webhook body; larger ones get 413. */
-    maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024),
     /**
      * Alertmanager base URLs (http://alertmanager:9093) whose API the gate reads, in order: the first that
      * answers wins (peers of one HA cluster, each holding every alert). Empty = push only (the webhook).
@@ -308,9 +332,19 @@ export const ingestSchema = z
     /** A file holding the bearer token pushers must send; none = no token (basic auth may still apply). */
     bearerTokenFile: z.string().min(1).optional(),
     /** Largest body accepted, counted both as received and after gzip decompression. */
-    maxBodyBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024 * 1024)
+      .default(10 * 1024 * 1024),
     /** Body bytes held at once across concurrent requests; past it a request gets 429 and is retried. */
-    maxInFlightBytes: z.number().int().min(1024).max(4 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+    maxInFlightBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(4 * 1024 * 1024 * 1024)
+      .default(64 * 1024 * 1024),
     /**
      * Time a request has to send its whole body; past it, 408 and its bytes go back to maxInFlightBytes.
      * At most Node's own request timeout (5 m), which would otherwise end the request first.
@@ -319,7 +353,11 @@ export const ingestSchema = z
     /** Body bytes one client address may hold at once, all its connections together; unset = max(maxBodyBytes, maxInFlightBytes / 4). */
     maxInFlightBytesPerSource: z.number().int().min(1024).optional(),
     /** A body must keep arriving at this many bytes per second over each minBodyRateWindow, else 408; 0 = no minimum. */
-    minBodyBytesPerSecond: z.number().int().min(0).default(16 * 1024),
+    minBodyBytesPerSecond: z
+      .number()
+      .int()
+      .min(0)
+      .default(16 * 1024),
     minBodyRateWindow: duration.default(5_000),
     /** After a body of its was cut for arriving under minBodyBytesPerSecond, a client address gets 429 for this long. */
     slowSourceCooldown: duration.default(30_000),
@@ -366,7 +404,11 @@ export const checkpointSchema = z
      * After downtime, a file further than this behind its end resumes this far from its end (at a line
      * start); the bytes passed over count in skipped_bytes_total{reason="catch_up_cap"}. 0 = resume at the end.
      */
-    maxCatchUpBytes: z.number().int().min(0).default(256 * 1024 * 1024),
+    maxCatchUpBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(256 * 1024 * 1024),
   })
   .strict();
 
@@ -399,7 +441,6 @@ const forSchema = z
     headersNotFound: forDuration.default(0),
   })
   .strict();
-
 
 /** Labels the pack itself sets or splits by: an aggregation label of the same name would collide with them. */
 export const RESERVED_AGGREGATION_LABELS = ['instance', 'le', 'hit', 'cohort', 'slo', 'alertname', 'severity', 'priority', 'source', 'sloth_id', 'sloth_service', 'sloth_slo', 'sloth_window'] as const;
@@ -504,15 +545,28 @@ export const slosSchema = z
     /** The error budget adds up increases over this step (recorded per instance): a shorter one costs more samples. */
     budgetStep: duration.default(3_600_000),
     /** The `sloth_service` label of the Sloth-convention SLO series (slo:*, sloth_slo_info). */
-    service: z.string().regex(/^[a-zA-Z0-9_.-]+$/, 'letters, digits, `_`, `.` and `-` only').default('zero-plane'),
+    service: z
+      .string()
+      .regex(/^[a-zA-Z0-9_.-]+$/, 'letters, digits, `_`, `.` and `-` only')
+      .default('zero-plane'),
     /** Share of requests served by Zero-Plane. */
-    hitRate: z.object({ objective: objective.default(0.994) }).strict().default({ objective: 0.994 }),
+    hitRate: z
+      .object({ objective: objective.default(0.994) })
+      .strict()
+      .default({ objective: 0.994 }),
     /** Share of Zero-Plane requests at or under the ceiling (baseline × (1 + tolerance)). */
-    latency: z.object({ objective: objective.default(0.99) }).strict().default({ objective: 0.99 }),
+    latency: z
+      .object({ objective: objective.default(0.99) })
+      .strict()
+      .default({ objective: 0.99 }),
     /** Page (severity critical) when any of these holds; SRE workbook defaults. */
-    page: cappedArray(burnWindow, 'slos.page').min(1).default(() => defaultBurnWindows.page.map((w) => ({ ...w }))),
+    page: cappedArray(burnWindow, 'slos.page')
+      .min(1)
+      .default(() => defaultBurnWindows.page.map((w) => ({ ...w }))),
     /** Ticket (severity warning) when any of these holds. */
-    ticket: cappedArray(burnWindow, 'slos.ticket').min(1).default(() => defaultBurnWindows.ticket.map((w) => ({ ...w }))),
+    ticket: cappedArray(burnWindow, 'slos.ticket')
+      .min(1)
+      .default(() => defaultBurnWindows.ticket.map((w) => ({ ...w }))),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -520,7 +574,11 @@ export const slosSchema = z
     for (const tier of ['page', 'ticket'] as const) {
       s[tier].forEach((w, i) => {
         if (w.long > s.period) {
-          ctx.addIssue({ code: 'custom', path: [tier, i, 'long'], message: `${formatDuration(w.long)} is longer than slos.period (${formatDuration(s.period)}): give slos.page and slos.ticket windows that fit` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [tier, i, 'long'],
+            message: `${formatDuration(w.long)} is longer than slos.period (${formatDuration(s.period)}): give slos.page and slos.ticket windows that fit`,
+          });
         }
       });
     }
@@ -599,11 +657,17 @@ export const alertmanagerSchema = z
     if (new Set(names).size !== names.length) ctx.addIssue({ code: 'custom', message: `receiver names must differ: ${names.join(', ')}` });
   });
 
-const k8sName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a Kubernetes name: lower-case letters, digits and "-", starting and ending alphanumeric').max(63);
+const k8sName = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a Kubernetes name: lower-case letters, digits and "-", starting and ending alphanumeric')
+  .max(63);
 /** A Kubernetes resource quantity ("100m", "1", "128Mi"). */
 const quantity = z.string().regex(/^(\d+(\.\d+)?|\.\d+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a Kubernetes quantity such as 100m, 1, 128Mi');
 const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, 'a Kubernetes label key (prefix/name)');
-const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, 'a Kubernetes label value (63 characters: letters, digits, "-", "_", ".")').max(63);
+const labelValue = z
+  .string()
+  .regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, 'a Kubernetes label value (63 characters: letters, digits, "-", "_", ".")')
+  .max(63);
 const resources = z.object({ cpu: quantity, memory: quantity }).strict();
 /** A non-root uid/gid for a container (0 is root; 65535 and up collide with user namespaces' ranges on some nodes). */
 const podUser = z.number().int().min(1).max(65534);
@@ -622,15 +686,24 @@ export const kubernetesSchema = z
      * What the sidecar's gate reads when gate.alertmanagers is empty: kube-prometheus-stack's Alertmanager
      * (the operator's alertmanager-operated Service; FILL IN its namespace), so every replica agrees.
      */
-    alertmanagers: z.array(z.string().regex(/^https?:\/\/[^\s?#]+$/, 'an http:// or https:// base URL')).min(1).default(['http://alertmanager-operated.monitoring.svc:9093']),
+    alertmanagers: z
+      .array(z.string().regex(/^https?:\/\/[^\s?#]+$/, 'an http:// or https:// base URL'))
+      .min(1)
+      .default(['http://alertmanager-operated.monitoring.svc:9093']),
     /** What the sidecar's nginx proxies to. */
-    upstream: z.string().regex(/^https?:\/\/[^\s;{}'"]+$/, 'an http:// or https:// URL').default('http://llm-api:8080'),
+    upstream: z
+      .string()
+      .regex(/^https?:\/\/[^\s;{}'"]+$/, 'an http:// or https:// URL')
+      .default('http://llm-api:8080'),
     image: z.string().min(1).default('zero-plane-exporter:0.1.0'),
     gatewayImage: z.string().min(1).default('nginx:1.27'),
     /** kube-prometheus-stack's Prometheus selects ServiceMonitors, PodMonitors and PrometheusRules with `release: <helm release>`; empty = no such label. */
     release: z.union([labelValue, z.literal('')]).default('kube-prometheus-stack'),
     /** Extra labels on every object. */
-    labels: z.record(labelKey, labelValue).refine(...withinCap('deploy.kubernetes.labels')).default({}),
+    labels: z
+      .record(labelKey, labelValue)
+      .refine(...withinCap('deploy.kubernetes.labels'))
+      .default({}),
     scrapeInterval: duration.default(15_000),
     /**
      * The exporter container, sized from measured peaks (docs/deployment.md#memory): steady 82–89 MiB RSS at 100k
@@ -689,7 +762,11 @@ export const kubernetesSchema = z
       .strict()
       .default({ enabled: true, monitoringNamespaceSelector: { 'kubernetes.io/metadata.name': 'monitoring' }, gatewayIngress: true }),
     /** The sidecar's log is renamed to .1 (nginx reopens it) past this size, so the emptyDir stays within about twice it. */
-    logRotateBytes: z.number().int().min(1024 * 1024).default(100 * 1024 * 1024),
+    logRotateBytes: z
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .default(100 * 1024 * 1024),
     /** The Grafana sidecar's defaults in kube-prometheus-stack: label grafana_dashboard="1"; folders need folderAnnotation set there. */
     dashboards: z
       .object({
@@ -751,18 +828,18 @@ export const configSchema = z
     // The P0 carries only the aggregation labels: a scope on any other label would never match, and the gate never pause.
     for (const label of Object.keys(c.gate.scope)) {
       if (!c.pack.aggregationLabels.includes(label)) {
-        ctx.addIssue({ code: 'custom', path: ['gate', 'scope', label], message: `"${label}" is not one of pack.aggregationLabels (${c.pack.aggregationLabels.join(', ')}): the P0 carries only those labels` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['gate', 'scope', label],
+          message: `"${label}" is not one of pack.aggregationLabels (${c.pack.aggregationLabels.join(', ')}): the P0 carries only those labels`,
+        });
       }
     }
   })
   .superRefine((c, ctx) => mappedHeadersAreRead(c.input.headers, c.headers, ctx));
 
 /** input.headers may only map headers the signals read, each on its own side (response or request). */
-function mappedHeadersAreRead(
-  mapped: { response: Record<string, string>; request: Record<string, string> },
-  headers: z.output<typeof headersSchema>,
-  ctx: z.RefinementCtx,
-): void {
+function mappedHeadersAreRead(mapped: { response: Record<string, string>; request: Record<string, string> }, headers: z.output<typeof headersSchema>, ctx: z.RefinementCtx): void {
   const read = {
     response: [headers.layerId.name, headers.delayProfile.name, headers.cached.name, headers.downgradeReason.name].map((n) => n.toLowerCase()),
     request: [headers.optIn.name.toLowerCase()],

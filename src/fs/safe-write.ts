@@ -77,7 +77,7 @@ export function writeFileSafely(path: string, content: string | Uint8Array, opts
   try {
     try {
       // writeSync may write part: loop until every byte is written.
-      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
       if (opts.durable === true) fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -160,6 +160,7 @@ export function checkNoLinkBetween(root: string, path: string): void {
     at = join(at, part);
     const st = lstatSync(at, { throwIfNoEntry: false });
     if (st === undefined) return; // made after this check, by mkdir: a directory
-    if (st.isSymbolicLink() || !st.isDirectory()) throw new WriteFileError(path, st.isSymbolicLink() ? 'ELOOP' : 'ENOTDIR', `${at} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}, not a directory of the output`);
+    if (st.isSymbolicLink() || !st.isDirectory())
+      throw new WriteFileError(path, st.isSymbolicLink() ? 'ELOOP' : 'ENOTDIR', `${at} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}, not a directory of the output`);
   }
 }

@@ -104,7 +104,10 @@ export function gateRouter(gate: LoadSheddingGate, opts: GateRouterOptions): exp
 
 function methodNotAllowed(allow: string) {
   return (req: Request, res: Response): void => {
-    res.set('Allow', allow).status(405).json({ error: `method ${req.method} not allowed; use ${allow}` });
+    res
+      .set('Allow', allow)
+      .status(405)
+      .json({ error: `method ${req.method} not allowed; use ${allow}` });
   };
 }
 

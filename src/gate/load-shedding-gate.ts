@@ -150,7 +150,9 @@ export class LoadSheddingGate {
     'Firing pause alerts not held because the gate already held gate.maxAlerts of them (counted per notification or poll).',
     [],
   );
-  readonly alertsGauge = new GaugeFamily('zero_plane_gate_alerts', 'Firing pause alerts the gate counts, by where it last learnt of them (api: a poll of Alertmanager, push: the webhook).', ['source']);
+  readonly alertsGauge = new GaugeFamily('zero_plane_gate_alerts', 'Firing pause alerts the gate counts, by where it last learnt of them (api: a poll of Alertmanager, push: the webhook).', [
+    'source',
+  ]);
   readonly stateAge = new GaugeFamily(
     'zero_plane_gate_state_age_seconds',
     'Seconds since the gate state was last confirmed: the last successful poll of an Alertmanager (push-only: the last push, else the start).',
@@ -202,7 +204,9 @@ export class LoadSheddingGate {
     this.startedMs = this.clock();
     this.sources = (opts.alertmanagers ?? []).map((url) => ({ url, up: false, lastAttemptMs: null, lastSuccessMs: null, error: null }));
     this.mode = this.sources.length > 0 ? 'api' : 'push';
-    const scoped = Object.entries(this.scope).map(([k, v]) => `, ${k}="${v}"`).join('');
+    const scoped = Object.entries(this.scope)
+      .map(([k, v]) => `, ${k}="${v}"`)
+      .join('');
     this.paused = new GaugeFamily(
       'zero_plane_noncore_paused',
       `1 while the load-shedding gate pauses non-core AI calls (an alert with ${opts.pauseLabel}="${opts.pauseValue}"${scoped} is firing), else 0.`,

@@ -36,7 +36,9 @@ function csvWriter(write: Write): BacktestWriter {
     async row(r) {
       const head = started ? '' : `${CSV_COLUMNS.join(',')}\n`;
       started = true;
-      await write(`${head}${[iso(r.timeMs), cell(r.requests), cell(r.hitRequests), cell(r.hitRate), cell(r.aboveCeiling), cell(r.p99Drift), cell(r.degraded), cell(r.warmupEfficiency), quoted(r.firing.join(';'))].join(',')}\n`);
+      await write(
+        `${head}${[iso(r.timeMs), cell(r.requests), cell(r.hitRequests), cell(r.hitRate), cell(r.aboveCeiling), cell(r.p99Drift), cell(r.degraded), cell(r.warmupEfficiency), quoted(r.firing.join(';'))].join(',')}\n`,
+      );
     },
     async end() {
       if (!started) await write(`${CSV_COLUMNS.join(',')}\n`);
@@ -145,10 +147,20 @@ function summaryText(result: BacktestResult): string {
   const span = s.firstStepMs === undefined ? 'nothing on the timeline' : `on the timeline ${iso(s.firstStepMs)} – ${iso(s.lastStepMs as number)}, evaluated every ${formatDuration(result.stepMs)}`;
   out.push(`${s.lines} lines from ${s.files} input${s.files === 1 ? '' : 's'}: ${s.records} records and ${s.parseErrors} parse errors ${span}`);
   out.push(`skipped: ${skippedText(s) ?? 'none'}`);
-  out.push(`input: ${Object.entries(s.input).map(([src, preset]) => `${src} ${preset ?? 'not read by any preset'}`).join(', ') || 'none'}`);
+  out.push(
+    `input: ${
+      Object.entries(s.input)
+        .map(([src, preset]) => `${src} ${preset ?? 'not read by any preset'}`)
+        .join(', ') || 'none'
+    }`,
+  );
   out.push('');
   const p0 = result.firstP0;
-  out.push(p0 === undefined ? 'First P0: never' : `First P0: ${iso(p0.startMs)} (its condition held from ${iso(p0.pendingSinceMs)}; peak ${pct(p0.peak)} of Zero-Plane requests above the ceiling at ${iso(p0.peakAtMs)})`);
+  out.push(
+    p0 === undefined
+      ? 'First P0: never'
+      : `First P0: ${iso(p0.startMs)} (its condition held from ${iso(p0.pendingSinceMs)}; peak ${pct(p0.peak)} of Zero-Plane requests above the ceiling at ${iso(p0.peakAtMs)})`,
+  );
   out.push('');
   out.push(`Alerts (over ${formatDuration(result.rateWindowMs)}, as the generated rules evaluate them):`);
   const width = Math.max(...result.alerts.map((a) => nameOf(a).length), 10);
@@ -170,7 +182,12 @@ function summaryText(result: BacktestResult): string {
 function spanText(ms: number): string {
   let rest = Math.round(ms / 1000);
   let out = '';
-  for (const [unit, size] of [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
     const n = Math.floor(rest / size);
     if (n > 0) out += `${n}${unit}`;
     rest -= n * size;

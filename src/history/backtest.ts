@@ -130,8 +130,7 @@ export async function backtest(config: Config, files: readonly string[], opts: B
     const rate = win(config.pack.rateWindow);
     for (const spec of evaluated) if (spec.per.includes('cohort')) for (const cohort of ring.cohorts) instanceOf(spec, cohort);
     for (const i of instances) i.state.step(timeMs, evaluate(i.spec, i.cohort, win, ctx));
-    const value = (signal: 'hitRate' | 'aboveCeiling' | 'degraded' | 'warmupEfficiency' | 'requests' | 'hitRequests') =>
-      signalValue({ signal, window: config.pack.rateWindow }, rate, ctx);
+    const value = (signal: 'hitRate' | 'aboveCeiling' | 'degraded' | 'warmupEfficiency' | 'requests' | 'hitRequests') => signalValue({ signal, window: config.pack.rateWindow }, rate, ctx);
     const p99 = hitQuantile(0.99, rate, bounds);
     await onRow({
       timeMs,

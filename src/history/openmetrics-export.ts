@@ -28,7 +28,6 @@ import { replay, type ReplaySummary } from './replay.js';
 import { BLOCK_MS, ScratchTooLarge } from './timeline-bounds.js';
 import { breather } from './yield-often.js';
 
-
 export interface ExportOptions {
   stepMs: number;
   nowMs: number;
@@ -86,7 +85,10 @@ export async function exportOpenMetrics(config: Config, files: readonly string[]
   const written: string[] = [];
   const spill = 'dir' in opts.to ? undefined : new Spill(opts.maxScratchBytes ?? Infinity);
   const breathe = breather(opts.interrupt);
-  const target = labelText(opts.labels.map(([k]) => k), opts.labels.map(([, v]) => v));
+  const target = labelText(
+    opts.labels.map(([k]) => k),
+    opts.labels.map(([, v]) => v),
+  );
   /** Per family, each series' sample names, made when a step first sees the series (series are never removed). */
   const names = new Map<Family, string[][]>();
 
@@ -305,7 +307,7 @@ class Spill {
       fc.slots.map((slot) => {
         const bytes = b.steps * fc.width * 8;
         try {
-          for (let done = 0; done < bytes; ) done += writeSync(this.fd, slot, done, bytes - done, this.at + done);
+          for (let done = 0; done < bytes;) done += writeSync(this.fd, slot, done, bytes - done, this.at + done);
         } catch (err) {
           throw new Error(`cannot write the scratch file ${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
         }
@@ -341,4 +343,3 @@ class Spill {
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
-

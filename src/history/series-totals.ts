@@ -17,18 +17,7 @@ import { canonicalNumber } from '../metrics/openmetrics.js';
 import { compareLabels, extrapolatedRate, storedLabels, type StoredLabels } from './prometheus-rate.js';
 
 /** What a rule selects: a metric with a label filter. `bucket:<i>` is the Zero-Plane bucket at bounds[i] (`+Inf` at bounds.length). */
-export type Selection =
-  | 'requests'
-  | 'hitRequests'
-  | 'notHitRequests'
-  | 'hitCount'
-  | 'degraded'
-  | 'warmup'
-  | 'warmupHits'
-  | 'optInMalformed'
-  | 'parseErrors'
-  | 'lines'
-  | `bucket:${number}`;
+export type Selection = 'requests' | 'hitRequests' | 'notHitRequests' | 'hitCount' | 'degraded' | 'warmup' | 'warmupHits' | 'optInMalformed' | 'parseErrors' | 'lines' | `bucket:${number}`;
 
 type Family = { name: string; labelNames: readonly string[]; eachSeries(): Iterable<{ labels: readonly string[]; value: number }> };
 

@@ -126,7 +126,10 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
   });
 
   router.all(INGEST_PATH, (req, res) => {
-    res.set('Allow', 'POST').status(405).json({ error: `method ${req.method} not allowed; use POST` });
+    res
+      .set('Allow', 'POST')
+      .status(405)
+      .json({ error: `method ${req.method} not allowed; use POST` });
   });
 
   // Anything unexpected becomes a JSON 500, never express's HTML page.
@@ -146,7 +149,12 @@ function parseMediaType(header: string | undefined): { recordSeparators: boolean
   const recordSeparators = MEDIA_TYPES[type.toLowerCase()];
   if (recordSeparators === undefined) return `Content-Type "${type}" is not supported; ${accepted}`;
   for (const param of params) {
-    const [name = '', value = ''] = param.split('=').map((p) => p.trim().replace(/^"(.*)"$/, '$1').toLowerCase());
+    const [name = '', value = ''] = param.split('=').map((p) =>
+      p
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .toLowerCase(),
+    );
     if (name === 'charset' && !CHARSETS.has(value)) return `charset "${value}" is not supported; send UTF-8`;
   }
   return { recordSeparators };

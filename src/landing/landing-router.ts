@@ -58,16 +58,9 @@ const ASSET_FILES: Record<string, string> = {
 const FAULTS_BODY_LIMIT_BYTES = 16 * 1024;
 
 /** Everything the page loads comes from this origin; the API is fetched from it too. */
-const PAGE_CSP = [
-  "default-src 'self'",
-  "img-src 'self' data:",
-  "style-src 'self'",
-  "script-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+const PAGE_CSP = ["default-src 'self'", "img-src 'self' data:", "style-src 'self'", "script-src 'self'", "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join(
+  '; ',
+);
 
 export function landingRouter(opts: LandingRouterOptions): express.Router {
   const { config, history, gate, faults } = opts;
@@ -140,7 +133,10 @@ export function landingRouter(opts: LandingRouterOptions): express.Router {
       const files = await filesUnder();
       const content = files.get(name);
       if (content === undefined) {
-        res.status(404).type('text/plain').send(`no file "${name}" under ${prefix}/; there are: ${[...files.keys()].join(', ')}\n`);
+        res
+          .status(404)
+          .type('text/plain')
+          .send(`no file "${name}" under ${prefix}/; there are: ${[...files.keys()].join(', ')}\n`);
         return;
       }
       const type = name.endsWith('.json') ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
@@ -160,24 +156,32 @@ export function landingRouter(opts: LandingRouterOptions): express.Router {
     res.set('Cache-Control', 'no-store').json(faults.get());
   });
   // PUT replaces the faults (omitted fields back to 0), as the simulator's /admin/faults does.
-  router.put(DEMO_FAULTS_PATH, json, (req: Request, res: Response) => {
-    // body-parser turns a zero-length body into {} (which would clear every fault): say what is wrong.
-    if (req.body === undefined || req.get('content-length') === '0') {
-      res.status(400).json({ error: '(body): empty; expected a JSON object such as {"latencyDriftRatio":0.15,"degradedRate":0.2}' });
-      return;
-    }
-    try {
-      res.json(faults.set(req.body));
-    } catch (err) {
-      if (!(err instanceof FaultValidationError)) throw err;
-      res.status(400).json({ error: err.message });
-    }
-  }, faultsBodyError);
+  router.put(
+    DEMO_FAULTS_PATH,
+    json,
+    (req: Request, res: Response) => {
+      // body-parser turns a zero-length body into {} (which would clear every fault): say what is wrong.
+      if (req.body === undefined || req.get('content-length') === '0') {
+        res.status(400).json({ error: '(body): empty; expected a JSON object such as {"latencyDriftRatio":0.15,"degradedRate":0.2}' });
+        return;
+      }
+      try {
+        res.json(faults.set(req.body));
+      } catch (err) {
+        if (!(err instanceof FaultValidationError)) throw err;
+        res.status(400).json({ error: err.message });
+      }
+    },
+    faultsBodyError,
+  );
   router.delete(DEMO_FAULTS_PATH, (_req, res) => {
     res.json(faults.reset());
   });
   router.all(DEMO_FAULTS_PATH, (req, res) => {
-    res.set('Allow', 'GET, PUT, DELETE').status(405).json({ error: `method ${req.method} not allowed; use GET, PUT or DELETE` });
+    res
+      .set('Allow', 'GET, PUT, DELETE')
+      .status(405)
+      .json({ error: `method ${req.method} not allowed; use GET, PUT or DELETE` });
   });
   return router;
 }

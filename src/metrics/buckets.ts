@@ -30,9 +30,7 @@ const DEFAULT_TAIL_SECONDS = [2.5, 5, 10];
 
 export function histogramBuckets(config: Config): number[] {
   const t = thresholds(config.signals);
-  const extra =
-    config.metrics.histogramBuckets ??
-    [...DEFAULT_SPREAD_RATIOS.map((r) => config.signals.baselineSeconds * r), ...DEFAULT_TAIL_SECONDS];
+  const extra = config.metrics.histogramBuckets ?? [...DEFAULT_SPREAD_RATIOS.map((r) => config.signals.baselineSeconds * r), ...DEFAULT_TAIL_SECONDS];
   const all = new Set([...extra.map(clean), t.fastTarget, t.floor, t.baseline, t.ceiling]);
   return [...all].sort((a, b) => a - b);
 }

@@ -48,7 +48,7 @@ export class ExporterMetrics {
   );
   readonly seriesOverflow = new CounterFamily(
     'zero_plane_exporter_series_overflow_total',
-    'Events that went to a family\'s __other__ series because the family already held metrics.maxSeriesPerFamily series.',
+    "Events that went to a family's __other__ series because the family already held metrics.maxSeriesPerFamily series.",
     ['family'],
   );
   readonly rotations: CounterFamily;
@@ -64,8 +64,7 @@ export class ExporterMetrics {
   readonly reason: LabelLimiter;
 
   constructor(buckets: readonly number[], limits: MetricLimits) {
-    const limiter = (label: string, limit: number) =>
-      new LabelLimiter(limit, (why) => this.labelOverflow.inc([label, why]), limits.labelValueMaxBytes);
+    const limiter = (label: string, limit: number) => new LabelLimiter(limit, (why) => this.labelOverflow.inc([label, why]), limits.labelValueMaxBytes);
     this.model = limiter('model', limits.labelValueLimit);
     this.route = limiter('route', limits.labelValueLimit);
     this.cohort = limiter('cohort', limits.labelValueLimit);
@@ -76,17 +75,11 @@ export class ExporterMetrics {
     const max = limits.maxSeriesPerFamily;
     const bounded = (family: string, limiters: Record<string, LabelLimiter> = {}): SeriesLimitOptions | undefined =>
       max === undefined ? undefined : { maxSeries: max, limiters, onOverflow: () => this.seriesOverflow.inc([family]) };
-    const counter = (name: string, help: string, labels: string[], limiters?: Record<string, LabelLimiter>) =>
-      new CounterFamily(name, help, labels, bounded(name, limiters));
+    const counter = (name: string, help: string, labels: string[], limiters?: Record<string, LabelLimiter>) => new CounterFamily(name, help, labels, bounded(name, limiters));
     const { model, route, cohort } = this;
     const request = { model, route, cohort };
 
-    this.requests = counter(
-      'zero_plane_requests_total',
-      'LLM requests seen in the gateway log, by whether Zero-Plane served them.',
-      ['hit', 'status_class', 'model', 'route', 'cohort'],
-      request,
-    );
+    this.requests = counter('zero_plane_requests_total', 'LLM requests seen in the gateway log, by whether Zero-Plane served them.', ['hit', 'status_class', 'model', 'route', 'cohort'], request);
     this.duration = new HistogramFamily(
       'zero_plane_request_duration_seconds',
       'Request latency as logged by the gateway; buckets include the drift floor, baseline and ceiling exactly.',
@@ -100,19 +93,11 @@ export class ExporterMetrics {
     this.downgrades = counter('zero_plane_downgrades_total', 'Requests downgraded off Zero-Plane, by reason.', ['reason'], { reason: this.reason });
     this.throttleModes = counter('zero_plane_throttle_mode_total', 'Requests by delay-profile throttle mode.', ['mode']);
     this.tokens = counter('zero_plane_tokens_total', 'Tokens the gateway logged for requests, by type (input, output, cache_read, cache_creation) and model.', ['type', 'model'], { model });
-    this.optIn = counter(
-      'zero_plane_opt_in_header_total',
-      'Requests by state of the opt-in request header; defect says why a malformed one is malformed.',
-      ['state', 'defect'],
-    );
+    this.optIn = counter('zero_plane_opt_in_header_total', 'Requests by state of the opt-in request header; defect says why a malformed one is malformed.', ['state', 'defect']);
 
     this.lines = counter('zero_plane_exporter_lines_total', 'Log lines read, by source.', ['source']);
     this.parseErrors = counter('zero_plane_exporter_parse_errors_total', 'Log lines skipped because they could not be used as a record, by reason.', ['reason']);
-    this.headerParseErrors = counter(
-      'zero_plane_exporter_header_parse_errors_total',
-      'Structured-field headers that did not parse; the record still counts as a request.',
-      ['header'],
-    );
+    this.headerParseErrors = counter('zero_plane_exporter_header_parse_errors_total', 'Structured-field headers that did not parse; the record still counts as a request.', ['header']);
     this.lastRecord = new GaugeFamily(
       'zero_plane_exporter_last_record_timestamp_seconds',
       'Event time of the newest record read from the source (arrival time when the line has none).',
@@ -129,21 +114,13 @@ export class ExporterMetrics {
       'Bytes never read, by reason: truncated (a plain truncate before they were read), catch_up_cap (after downtime, more than checkpoint.maxCatchUpBytes behind) or unrecovered (a file deleted or compressed before it could be held open).',
       ['source', 'reason'],
     );
-    this.partialLines = counter(
-      'zero_plane_exporter_partial_lines_total',
-      'Last lines without a newline, delivered when their file was let go of (rotated away or deleted).',
-      ['source'],
-    );
+    this.partialLines = counter('zero_plane_exporter_partial_lines_total', 'Last lines without a newline, delivered when their file was let go of (rotated away or deleted).', ['source']);
     this.unrecoveredLines = counter(
       'zero_plane_exporter_unrecovered_lines_estimated_total',
       'Lines estimated lost in files deleted or compressed before they could be held open: their bytes (skipped_bytes_total{reason="unrecovered"}) over the average line length of the source.',
       ['source'],
     );
-    this.sourceErrors = counter(
-      'zero_plane_exporter_source_errors_total',
-      'Problems reading a source (missing file, permission denied, read error); the source is retried.',
-      ['source', 'reason'],
-    );
+    this.sourceErrors = counter('zero_plane_exporter_source_errors_total', 'Problems reading a source (missing file, permission denied, read error); the source is retried.', ['source', 'reason']);
 
     this.nulBytes = counter(
       'zero_plane_exporter_nul_bytes_skipped_total',

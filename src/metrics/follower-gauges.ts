@@ -12,11 +12,7 @@ export interface FollowerCounts {
 export class FollowerGauges {
   readonly followed = new GaugeFamily('zero_plane_exporter_followed_files', 'Files followed now, open or closed until they change.', []);
   readonly open = new GaugeFamily('zero_plane_exporter_open_files', 'Followed files held open now.', []);
-  readonly cap = new GaugeFamily(
-    'zero_plane_exporter_open_files_limit',
-    'Followed files held open at most: sources.maxOpenFiles, lowered to leave descriptors for the HTTP server.',
-    [],
-  );
+  readonly cap = new GaugeFamily('zero_plane_exporter_open_files_limit', 'Followed files held open at most: sources.maxOpenFiles, lowered to leave descriptors for the HTTP server.', []);
 
   constructor(private readonly follower: FollowerCounts) {}
 

@@ -5,16 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { labelText } from './exposition.js';
 import { GaugeFamily } from './families.js';
-import {
-  canonicalNumber,
-  OPENMETRICS_CONTENT_TYPE,
-  OPENMETRICS_EOF,
-  openMetricsFamilyName,
-  openMetricsHeader,
-  openMetricsSeconds,
-  openMetricsValue,
-  type OpenMetricsType,
-} from './openmetrics.js';
+import { canonicalNumber, OPENMETRICS_CONTENT_TYPE, OPENMETRICS_EOF, openMetricsFamilyName, openMetricsHeader, openMetricsSeconds, openMetricsValue, type OpenMetricsType } from './openmetrics.js';
 
 /** A family /metrics shows: it writes its own text-format block, and its OpenMetrics block. */
 export interface Exposable {
@@ -56,10 +47,11 @@ export function buildRegistry(families: readonly Exposable[], version: string, o
     const slice = new RenderSlices();
     for (const [i, family] of all.entries()) {
       if (family.chunks === undefined) out.push(family.text());
-      else for (const chunk of family.chunks()) {
-        out.push(chunk);
-        await slice.maybeYield();
-      }
+      else
+        for (const chunk of family.chunks()) {
+          out.push(chunk);
+          await slice.maybeYield();
+        }
       out.push(i === all.length - 1 ? '\n' : '\n\n');
       await slice.maybeYield();
     }
@@ -153,7 +145,10 @@ function defaultsOpenMetrics(metrics: MetricObjectWithValues<MetricValue<string>
   const out: string[] = [];
   const labelsOf = (labels: Partial<Record<string, string | number>>, drop?: string) => {
     const names = Object.keys(labels).filter((k) => k !== drop);
-    return labelText(names, names.map((k) => String(labels[k])));
+    return labelText(
+      names,
+      names.map((k) => String(labels[k])),
+    );
   };
   for (const m of metrics) {
     // prom-client's typings say an enum; at run time the type is its name.

@@ -35,7 +35,11 @@ export class WindowGauges {
     if (v.p99Drift !== null) this.drift.set([], v.p99Drift);
     if (v.warmupEfficiency !== null) this.warmup.set([], v.warmupEfficiency);
     if (v.stddevSeconds !== null) this.stddev.set([], v.stddevSeconds);
-    for (const [q, value] of [['0.5', v.p50Seconds], ['0.99', v.p99Seconds], ['0.999', v.p999Seconds]] as const) {
+    for (const [q, value] of [
+      ['0.5', v.p50Seconds],
+      ['0.99', v.p99Seconds],
+      ['0.999', v.p999Seconds],
+    ] as const) {
       if (value !== null) this.latency.set([q], value);
     }
   }

@@ -27,14 +27,7 @@ export const ALERT_NAMES = [
 ] as const;
 
 /** Alerts beyond docs/contract.md §7: the SLO burn rates and two more on the exporter itself (runbook order). */
-export const MORE_ALERT_NAMES = [
-  SLO_ALERTS['hit-rate'],
-  SLO_ALERTS.latency,
-  'ZeroPlaneExporterAbsent',
-  'ZeroPlaneExporterGone',
-  'ZeroPlaneRequestsStopped',
-  'ZeroPlaneHeadersNotFound',
-] as const;
+export const MORE_ALERT_NAMES = [SLO_ALERTS['hit-rate'], SLO_ALERTS.latency, 'ZeroPlaneExporterAbsent', 'ZeroPlaneExporterGone', 'ZeroPlaneRequestsStopped', 'ZeroPlaneHeadersNotFound'] as const;
 
 export type AlertName = (typeof ALERT_NAMES)[number] | (typeof MORE_ALERT_NAMES)[number];
 
@@ -62,7 +55,12 @@ export function alertSpecs(config: Config, g: Grouping): AlertSpec[] {
     `{{ with query (printf "${rule}{${extra}${g.queryMatchers}}" ${g.queryArgs}) }}{{ . | first | value | ${format} }}${otherwise ? `{{ else }}${otherwise}` : ''}{{ end }}`;
   const driftOf = valueOf(n.drift, 'humanizePercentage', 'unknown');
   const band = `[${ms(t.floor)}, ${ms(t.ceiling)}] (baseline ${ms(t.baseline)} ± ${pct(s.tolerance)})`;
-  const eventWords: Partial<Record<SignalRef['signal'], string>> = { requests: 'requests', hitRequests: 'Zero-Plane requests', cohortHitRequests: 'Zero-Plane requests of the cohort', warmupOutcomes: 'warm-up outcomes' };
+  const eventWords: Partial<Record<SignalRef['signal'], string>> = {
+    requests: 'requests',
+    hitRequests: 'Zero-Plane requests',
+    cohortHitRequests: 'Zero-Plane requests of the cohort',
+    warmupOutcomes: 'warm-up outcomes',
+  };
   // Alerts over the 5 m window keep firing through a brief dip, so one incident notifies once.
   const windowed = { keepFiringFor: p.keepFiringFor, per: [] as string[] };
   const health = { keepFiringFor: 0, per: [] as string[], guards: [] as Comparison[] };

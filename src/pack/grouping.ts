@@ -37,7 +37,11 @@ export function grouping(labels: readonly string[], selector: string): Grouping 
     selector,
     variableMatchers: labels.map((l) => `${l}=~"$${l}"`).join(', '),
     legend: labels.map((l) => `{{${l}}}`).join(' '),
-    previousVariableMatchers: (i) => labels.slice(0, i).map((l) => `, ${l}=~"$${l}"`).join(''),
+    previousVariableMatchers: (i) =>
+      labels
+        .slice(0, i)
+        .map((l) => `, ${l}=~"$${l}"`)
+        .join(''),
   };
 }
 

@@ -253,7 +253,9 @@ function slothRules(config: Config, g: Grouping, id: SloId, periodRatio: string)
   const n = ruleNames(config);
   const slo = sloById(config, id);
   const ids = slothLabels(config, id);
-  const sel = `{${Object.entries(ids).map(([k, v]) => `${k}="${v}"`).join(', ')}}`;
+  const sel = `{${Object.entries(ids)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(', ')}}`;
   const sli = (window: string) => `slo:sli_error:ratio_rate${window}`;
   const period = promDuration(config.slos.period);
   // A burn window as long as the period would record the same name and labels twice: the period's wins.

@@ -83,7 +83,11 @@ export function sloWindows(config: Config): number[] {
 /** How long the whole budget lasts at `factor` times the sustainable rate: the period / factor, in words. */
 export function exhaustion(config: Config, factor: number): string {
   const ms = config.slos.period / factor;
-  const units: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]];
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ];
   const parts: string[] = [];
   let rest = Math.round(ms / 60_000) * 60_000;
   for (const [unit, size] of units) {
@@ -111,7 +115,15 @@ export function slothLabels(config: Config, id: SloId): { sloth_id: string; slot
  * whole, so 28 d is `4w` (slo:sli_error:ratio_rate4w) and 30 d stays `30d`.
  */
 export function promDuration(ms: number): string {
-  const units: [string, number, boolean][] = [['y', 31_536_000_000, false], ['w', 604_800_000, true], ['d', 86_400_000, false], ['h', 3_600_000, false], ['m', 60_000, false], ['s', 1000, false], ['ms', 1, false]];
+  const units: [string, number, boolean][] = [
+    ['y', 31_536_000_000, false],
+    ['w', 604_800_000, true],
+    ['d', 86_400_000, false],
+    ['h', 3_600_000, false],
+    ['m', 60_000, false],
+    ['s', 1000, false],
+    ['ms', 1, false],
+  ];
   if (ms === 0) return '0s';
   let rest = ms;
   let out = '';

@@ -171,7 +171,11 @@ export class PresetDetector {
     const counts = signed.length > 0 ? this.signatureReads : this.reads;
     let best = pool[0] as number;
     for (const i of pool) if ((counts[i] as number) > (counts[best] as number)) best = i;
-    return pick(best, 'ambiguous', pool.map((i) => (this.candidates[i] as Candidate).preset));
+    return pick(
+      best,
+      'ambiguous',
+      pool.map((i) => (this.candidates[i] as Candidate).preset),
+    );
   }
 
   /**

@@ -103,15 +103,7 @@ function headerPath(mapping: Mapping, name: string): string {
  * a header object) or end with it (`sent_http_x_anthropic_layer_id`, `downstream_X-Anthropic-Layer-Id`:
  * flat fields with a prefix), and adds the header source that would read each.
  */
-function lookFor(
-  names: readonly string[],
-  obj: Record<string, unknown>,
-  at: string,
-  depth: number,
-  found: Set<string>,
-  sources: Map<string, HeaderSource>,
-  budget: { keys: number },
-): void {
+function lookFor(names: readonly string[], obj: Record<string, unknown>, at: string, depth: number, found: Set<string>, sources: Map<string, HeaderSource>, budget: { keys: number }): void {
   for (const key in obj) {
     if (++budget.keys > MAX_KEYS) return;
     const full = at === '' ? key : `${at}.${key}`;

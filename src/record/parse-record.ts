@@ -7,16 +7,7 @@ import { flatHeaderField, TOKEN_TYPES, type HeaderSource, type Mapping, type Tok
 import { parseGoDuration } from './go-duration.js';
 import { copyOf, PackedBytes, RecordScanner, sameBytes, SCAN_DECLINED, SCAN_INVALID, SCAN_NOT_OBJECT, SCAN_READ, scannable, TEXT, type ScanLayout } from './scan-record.js';
 
-export const PARSE_ERROR_REASONS = [
-  'invalid_json',
-  'not_object',
-  'missing_latency',
-  'bad_latency',
-  'negative_latency',
-  'implausible_latency',
-  'bad_timestamp',
-  'too_long',
-] as const;
+export const PARSE_ERROR_REASONS = ['invalid_json', 'not_object', 'missing_latency', 'bad_latency', 'negative_latency', 'implausible_latency', 'bad_timestamp', 'too_long'] as const;
 export type ParseErrorReason = (typeof PARSE_ERROR_REASONS)[number];
 
 export interface GatewayRecord {

@@ -32,7 +32,8 @@ export function headerSourceProblems(h: HeaderSource): string[] {
   const problems: string[] = [];
   const empty = h.path === undefined && h.prefix === undefined && h.nameStyle === undefined && h.omitsMissing === undefined;
   if (!empty && (h.path === undefined) === (h.prefix === undefined)) problems.push("give exactly one of `path` (an object of headers) or `prefix` (flat fields), or {} for the preset's");
-  if (h.path !== undefined && (h.nameStyle !== undefined || h.omitsMissing !== undefined)) problems.push('`nameStyle` and `omitsMissing` apply to flat fields (`prefix`); names in a header object match in any case');
+  if (h.path !== undefined && (h.nameStyle !== undefined || h.omitsMissing !== undefined))
+    problems.push('`nameStyle` and `omitsMissing` apply to flat fields (`prefix`); names in a header object match in any case');
   return problems;
 }
 

@@ -129,10 +129,7 @@ class KeyReader {
   /** Index after the closing quote of the key last read. */
   after = 0;
 
-  constructor(
-    exact: readonly (readonly [string, number])[],
-    folded: readonly (readonly [string, number])[],
-  ) {
+  constructor(exact: readonly (readonly [string, number])[], folded: readonly (readonly [string, number])[]) {
     for (const [key, code] of exact) add(this.exact, key, code);
     for (const [name, code] of folded) add(this.folded, name, code);
   }

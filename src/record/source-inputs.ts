@@ -550,7 +550,10 @@ export class SourceInputs<S extends SourceInput> {
   private endLines(s: S, w: InputWatch): void {
     w.linesDone = true;
     if (w.notUnderstood()) {
-      const suggestion = bestReader(this.candidates().filter((c) => c.preset !== s.preset), w.samples)?.preset;
+      const suggestion = bestReader(
+        this.candidates().filter((c) => c.preset !== s.preset),
+        w.samples,
+      )?.preset;
       this.events.notUnderstood?.(s.name, {
         preset: s.preset,
         lines: w.lines,

@@ -40,7 +40,7 @@ const FORMATS: readonly (TextLogFormat & { line: RegExp })[] = [
   },
   {
     line: /^\{"log":".*","stream":"(?:stdout|stderr)"/,
-    name: "Docker json-file log records",
+    name: 'Docker json-file log records',
     fix: 'set input.envelope: docker (or auto, the default)',
     wrapped: true,
   },

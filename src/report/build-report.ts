@@ -66,12 +66,14 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     downgrades: byFirstLabel(m.downgrades.entries()),
     throttleModes: byFirstLabel(m.throttleModes.entries()),
     optInHeader,
-    optInDefects: byFirstLabel(m.optIn.entries().filter(([labels]) => labels[0] === 'malformed').map(([l, v]) => [l.slice(1), v])),
-    thresholds: { ...thresholds(config.signals), hitRateTarget: config.signals.hitRateTarget, warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget },
-    alerts: evaluateAlerts(
-      { values, latency: m.duration, malformedOptIn: optInHeader.malformed, lines, parseErrors: parseErrorCount, warmupOutcomes: total.warmupHits + total.warmupMisses },
-      config,
+    optInDefects: byFirstLabel(
+      m.optIn
+        .entries()
+        .filter(([labels]) => labels[0] === 'malformed')
+        .map(([l, v]) => [l.slice(1), v]),
     ),
+    thresholds: { ...thresholds(config.signals), hitRateTarget: config.signals.hitRateTarget, warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget },
+    alerts: evaluateAlerts({ values, latency: m.duration, malformedOptIn: optInHeader.malformed, lines, parseErrors: parseErrorCount, warmupOutcomes: total.warmupHits + total.warmupMisses }, config),
   };
 }
 

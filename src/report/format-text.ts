@@ -38,11 +38,7 @@ export function formatText(r: Report): string {
       `${BAND[`${r.p99Band}`]} (p99 ${ms(r.p99Seconds)}, band ${ms(t.floor)} – ${ms(t.ceiling)})`,
     ],
     ['degraded', String(r.degradedCount), `${verdict(r.records === 0 ? null : r.degradedCount === 0)} (target 0)`],
-    [
-      'warm-up efficiency',
-      pct(r.warmupEfficiency),
-      `${verdict(r.warmupEfficiency === null ? null : r.warmupEfficiency >= t.warmupEfficiencyTarget)} (target ≥ ${pct(t.warmupEfficiencyTarget, 1)})`,
-    ],
+    ['warm-up efficiency', pct(r.warmupEfficiency), `${verdict(r.warmupEfficiency === null ? null : r.warmupEfficiency >= t.warmupEfficiencyTarget)} (target ≥ ${pct(t.warmupEfficiencyTarget, 1)})`],
   ];
   return [
     `${r.lines} lines, ${r.records} records, ${skipped} skipped${skipped ? ` (${counts(r.parseErrors)})` : ''}; ${r.hits} served by Zero-Plane`,

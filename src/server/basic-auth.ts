@@ -105,7 +105,8 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
   const clock = opts.clock ?? Date.now;
   // One thread for logins from addresses with no recent failure, one for the rest: a right password
   // never waits behind a wrong one's bcrypt, and wrong passwords still take at most one core.
-  const verifiers: Record<Lane, Verifier> = opts.verifier === undefined ? { clean: new BcryptWorker(), failing: new BcryptWorker(FAILING_LANE_NICE) } : { clean: opts.verifier, failing: opts.verifier };
+  const verifiers: Record<Lane, Verifier> =
+    opts.verifier === undefined ? { clean: new BcryptWorker(), failing: new BcryptWorker(FAILING_LANE_NICE) } : { clean: opts.verifier, failing: opts.verifier };
   // The clean lane's thread is started now, not by the first login: after a restart that first login is
   // the scraper's, and a thread start (and bcryptjs loaded into it) on a loaded machine is most of a second.
   verifiers.clean.warm?.();
@@ -113,7 +114,9 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
   const { decoy, padSalts } = equalCost(users);
   const verified = new Set<string>();
   const failures = new KeyedBuckets(limits.failedLoginBurst, limits.failedLoginIntervalMs, opts.maxClients ?? 4096, clock);
-  const checks = new CounterFamily('zero_plane_exporter_basic_auth_checks_total', 'Basic auth logins checked with bcrypt (verified, failed) or refused with 429 before a check (throttled).', ['result']);
+  const checks = new CounterFamily('zero_plane_exporter_basic_auth_checks_total', 'Basic auth logins checked with bcrypt (verified, failed) or refused with 429 before a check (throttled).', [
+    'result',
+  ]);
   for (const result of ['verified', 'failed', 'throttled']) checks.touch([result]);
   const maxClients = opts.maxClients ?? 4096;
   /** Network prefix → when a login from it last failed (the oldest dropped past maxClients). */
@@ -153,7 +156,10 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
   };
   const refuse = (req: Request, res: Response, reason: string): void => {
     logRejection(req, reason);
-    res.set('WWW-Authenticate', `Basic realm="${BASIC_AUTH_REALM}"`).status(401).json({ error: reason === 'missing credentials' ? 'authentication required' : 'invalid credentials' });
+    res
+      .set('WWW-Authenticate', `Basic realm="${BASIC_AUTH_REALM}"`)
+      .status(401)
+      .json({ error: reason === 'missing credentials' ? 'authentication required' : 'invalid credentials' });
   };
   // Answers held back (their timers), so a flood of refusals cannot hold more than maxHeldRefusals sockets.
   let held = 0;
@@ -162,7 +168,11 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
     checks.inc(['throttled']);
     logRejection(req, reason);
     const answer = () => {
-      if (!res.destroyed) res.set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000)))).status(429).json({ error: `${reason}; retry later` });
+      if (!res.destroyed)
+        res
+          .set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))))
+          .status(429)
+          .json({ error: `${reason}; retry later` });
     };
     // A client told to retry later that sends its next login the moment the 429 arrives (a flood keeps N
     // in flight) otherwise gets thousands of answers a second, and on a small busy machine that work is
@@ -184,7 +194,9 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
     const credentials = parseBasic(header);
     if (credentials === undefined) return refuse(req, res, 'not Basic credentials');
     const { user, password } = credentials;
-    const key = createHash('sha256').update(JSON.stringify([user, password])).digest('base64');
+    const key = createHash('sha256')
+      .update(JSON.stringify([user, password]))
+      .digest('base64');
     // A remembered login goes on at once: nothing below (buckets, the queue, the thread) is in its way.
     if (verified.has(key)) return next();
 

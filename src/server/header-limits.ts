@@ -32,9 +32,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   }
   const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : 400;
   const body = `${(STATUS_CODES[status] ?? 'Bad Request').toLowerCase()}${status === 431 ? `: request headers above ${MAX_REQUEST_HEADER_BYTES} bytes` : ''}\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   answered.add(socket);
   // Read and drop the rest, so closing with unread bytes does not reset the connection before the client
   // read the answer; the server's parser no longer sees it.

@@ -86,7 +86,10 @@ export function createApp(opts: HttpOptions): express.Express {
       opts.scrapes?.inc(['refused']);
       // Written as it is (no res.send): in a flood this answer is most of the requests, and what each costs
       // is what a health probe read among them waits for.
-      res.status(503).set({ 'Retry-After': '1', 'Cache-Control': 'no-store', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(refusedBody.length) }).end(refusedBody);
+      res
+        .status(503)
+        .set({ 'Retry-After': '1', 'Cache-Control': 'no-store', 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(refusedBody.length) })
+        .end(refusedBody);
       return;
     }
     // Counted until the response is done or the client is gone, however it ends.
@@ -107,7 +110,10 @@ export function createApp(opts: HttpOptions): express.Express {
       body = await shared.body(format, encoding);
     } catch (err) {
       opts.log?.error('collecting metrics failed', { error: (err as Error).message });
-      res.status(500).type('text/plain').send(`error collecting metrics: ${(err as Error).message}\n`);
+      res
+        .status(500)
+        .type('text/plain')
+        .send(`error collecting metrics: ${(err as Error).message}\n`);
       return;
     }
     if (encoding === 'gzip') res.set('Content-Encoding', 'gzip');
@@ -191,7 +197,6 @@ function writeBody(res: Response, contentType: string, body: RenderedBody): Prom
     writeTurns.queue(step);
   });
 }
-
 
 export function listen(app: express.Express, host: string | undefined, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {

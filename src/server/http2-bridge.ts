@@ -32,7 +32,6 @@ export function http2Dispatch(app: express.Express): (req: IncomingMessage | Htt
         return;
       }
       handle.call(view, req, res);
-    }
-    else app(req as IncomingMessage, res as ServerResponse);
+    } else app(req as IncomingMessage, res as ServerResponse);
   };
 }

@@ -18,10 +18,12 @@ export interface Logger {
 
 export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l), format: LogFormat = 'json'): Logger {
   const line = format === 'json' ? jsonLine : logfmtLine;
-  const at = (lvl: LogLevel) => (msg: string, fields: LogFields = {}) => {
-    if (RANK[lvl] < RANK[level]) return;
-    write(line({ ts: new Date().toISOString(), level: lvl, msg, ...fields }));
-  };
+  const at =
+    (lvl: LogLevel) =>
+    (msg: string, fields: LogFields = {}) => {
+      if (RANK[lvl] < RANK[level]) return;
+      write(line({ ts: new Date().toISOString(), level: lvl, msg, ...fields }));
+    };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 

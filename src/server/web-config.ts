@@ -15,14 +15,7 @@ import { readRegularFile, RegularFileError } from '../config/regular-file.js';
 import { bcryptCost } from './bcrypt-cost.js';
 
 /** Go's tls.ClientAuthType names, as the toolkit spells them (`RequireClientCert` is its old alias). */
-export const CLIENT_AUTH_TYPES = [
-  'NoClientCert',
-  'RequestClientCert',
-  'RequireAnyClientCert',
-  'RequireClientCert',
-  'VerifyClientCertIfGiven',
-  'RequireAndVerifyClientCert',
-] as const;
+export const CLIENT_AUTH_TYPES = ['NoClientCert', 'RequestClientCert', 'RequireAnyClientCert', 'RequireClientCert', 'VerifyClientCertIfGiven', 'RequireAndVerifyClientCert'] as const;
 export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
 
 const TLS_VERSIONS: Record<string, SecureVersion> = { TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' };
@@ -83,7 +76,11 @@ const tlsServerSchema = z
   .strict()
   .superRefine((t, ctx) => {
     const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    for (const [file, inline] of [['cert_file', 'cert'], ['key_file', 'key'], ['client_ca_file', 'client_ca']] as const) {
+    for (const [file, inline] of [
+      ['cert_file', 'cert'],
+      ['key_file', 'key'],
+      ['client_ca_file', 'client_ca'],
+    ] as const) {
       if (t[file] !== undefined && t[inline] !== undefined) problem(inline, `give \`${file}\` or \`${inline}\`, not both`);
     }
     if (t.cert_file === undefined && t.cert === undefined) problem('cert_file', 'missing: TLS needs a certificate (`cert_file`, or `cert` inline)');
@@ -246,7 +243,7 @@ export function parseWebConfig(text: string, file: string, limits: WebConfigLimi
       problem(
         ['basic_auth_users', user],
         `bcrypt cost ${cost} is above web.basicAuth.maxBcryptCost (${limits.maxBcryptCost}): each check of this hash would take ` +
-          `about ${Math.round(75 * 2 ** (cost - 10) / 1000)} s of CPU (cost 10 is ~75 ms); rehash with a lower cost (htpasswd -nBC 10)`,
+          `about ${Math.round((75 * 2 ** (cost - 10)) / 1000)} s of CPU (cost 10 is ~75 ms); rehash with a lower cost (htpasswd -nBC 10)`,
       );
     }
   }
@@ -345,15 +342,11 @@ export function parseWebConfig(text: string, file: string, limits: WebConfigLimi
   };
 }
 
-
 /**
  * Why a client that completed the handshake may not go on, or undefined when it may: the checks Go's
  * crypto/tls makes for the client auth types OpenSSL has no mode for, and `client_allowed_sans`.
  */
-export function clientCertificateProblem(
-  tls: Pick<TlsSettings, 'clientAuth' | 'allowedSans'>,
-  peer: { authorized: boolean; certificate: { subjectaltname?: string } | null },
-): string | undefined {
+export function clientCertificateProblem(tls: Pick<TlsSettings, 'clientAuth' | 'allowedSans'>, peer: { authorized: boolean; certificate: { subjectaltname?: string } | null }): string | undefined {
   const has = peer.certificate !== null && Object.keys(peer.certificate).length > 0;
   switch (tls.clientAuth) {
     case 'RequireAnyClientCert':

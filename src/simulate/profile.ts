@@ -92,7 +92,10 @@ export const profileOverridesSchema = z.strictObject({
   maxSystemTokens: z.number().int().min(0).optional(),
   cacheAfter: z.number().int().min(1).optional(),
   bodyLimitBytes: z.number().int().min(1024).optional(),
-  stream: z.strictObject({ enabled: z.boolean(), firstEventDelayMs: ms, eventGapMs: ms, deltas: z.number().int().min(1).max(1000) }).partial().optional(),
+  stream: z
+    .strictObject({ enabled: z.boolean(), firstEventDelayMs: ms, eventGapMs: ms, deltas: z.number().int().min(1).max(1000) })
+    .partial()
+    .optional(),
   servedModels: z.record(z.string().min(1), z.string().min(1)).optional(),
 });
 

@@ -38,12 +38,7 @@ export function reportedAnswerMs(serverTiming: string | string[] | undefined): n
 export type ThrottleMode = 'strict' | 'balanced' | 'adaptive';
 export const THROTTLE_MODES: readonly ThrottleMode[] = ['strict', 'balanced', 'adaptive'];
 
-export type AnthropicErrorType =
-  | 'invalid_request_error'
-  | 'not_found_error'
-  | 'request_too_large'
-  | 'rate_limit_error'
-  | 'api_error';
+export type AnthropicErrorType = 'invalid_request_error' | 'not_found_error' | 'request_too_large' | 'rate_limit_error' | 'api_error';
 
 export interface AnthropicError {
   type: 'error';

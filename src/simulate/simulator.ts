@@ -175,8 +175,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       sendError(res, 400, 'invalid_request_error', err.message);
     }
   };
-  app.put(FAULTS_PATH, rawText, changeFaults((input) => faults.set(input)));
-  app.patch(FAULTS_PATH, rawText, changeFaults((input) => faults.update(input)));
+  app.put(
+    FAULTS_PATH,
+    rawText,
+    changeFaults((input) => faults.set(input)),
+  );
+  app.patch(
+    FAULTS_PATH,
+    rawText,
+    changeFaults((input) => faults.update(input)),
+  );
   app.delete(FAULTS_PATH, (_req, res) => {
     res.json(faults.reset());
   });

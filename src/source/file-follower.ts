@@ -293,7 +293,12 @@ export class FileFollower {
     for (const p of r.state.patterns) if (configured.has(p)) this.ctx.resumedSources.add(p);
     for (const k of r.state.known) this.ctx.known.remember(k.key, k.head, k.offset);
     // What the patterns reach now, to tell which checkpointed files are still followed (problems are the first poll's to report).
-    const candidates = await expand(this.opts.patterns, () => undefined, () => true, this.ctx.fs);
+    const candidates = await expand(
+      this.opts.patterns,
+      () => undefined,
+      () => true,
+      this.ctx.fs,
+    );
     this.ctx.visible = (await locate(candidates, () => undefined, this.ctx.fs)).visible;
     const resumeAs = (e: FilePosition): FilePosition | undefined => {
       if (this.untrusted.has(e.key)) return undefined;

@@ -109,12 +109,7 @@ export type Whereabouts = Pick<FilePosition, 'path' | 'key' | 'head' | 'family'>
  * truncated in place and then renamed (copytruncate, then a rename rotation); the first read handles it
  * as a truncation, recovering from the copy what was not read. 'unopenable': at its path but not readable.
  */
-export async function findFile(
-  e: Whereabouts,
-  scratch: Buffer,
-  index: DirectoryIndex,
-  fs: FollowerFs = nodeFs,
-): Promise<Reopened | 'unopenable' | undefined> {
+export async function findFile(e: Whereabouts, scratch: Buffer, index: DirectoryIndex, fs: FollowerFs = nodeFs): Promise<Reopened | 'unopenable' | undefined> {
   const here = await fs.stat(e.path).catch(() => undefined);
   if (here?.isFile() && identity(here) === e.key) {
     const fh = await fs.open(e.path).catch(() => undefined);

@@ -46,12 +46,7 @@ export interface Visible {
  * Expands the patterns into paths; a path is claimed by the first pattern that yields it. A glob that
  * matches nothing is a problem unless a file of it is still followed.
  */
-export async function expand(
-  patterns: string[],
-  problem: ReportProblem,
-  stillFollowed: (pattern: string) => boolean,
-  fs: FollowerFs = nodeFs,
-): Promise<Map<string, Candidate>> {
+export async function expand(patterns: string[], problem: ReportProblem, stillFollowed: (pattern: string) => boolean, fs: FollowerFs = nodeFs): Promise<Map<string, Candidate>> {
   const candidates = new Map<string, Candidate>();
   for (const pattern of patterns) {
     if (!fg.isDynamicPattern(pattern)) {

@@ -20,12 +20,7 @@ export interface ReadInputOptions {
  * Gzip is recognised by its magic bytes, not the file name, so rotated logs compressed under any name
  * read the same as plain ones. Every error names the input.
  */
-export async function readInput(
-  path: string,
-  opts: ReadInputOptions,
-  sink: LineSink,
-  source: string = path === '-' ? 'stdin' : path,
-): Promise<void> {
+export async function readInput(path: string, opts: ReadInputOptions, sink: LineSink, source: string = path === '-' ? 'stdin' : path): Promise<void> {
   await withReadBuffer(async (buffer) => pushAll(await openChunks(path, buffer, opts.signal), new LineSplitter(opts.maxLineBytes, sink, source, undefined, opts.envelope), opts.signal));
 }
 
@@ -33,14 +28,7 @@ export async function readInput(
  * Reads the plain (never gzip) bytes of a file from `start` (a line's first byte) to `end` (exclusive; to
  * its end when undefined), delivering their lines: one part of a file that `report` reads on two threads.
  */
-export async function readFileRange(
-  path: string,
-  start: number,
-  end: number | undefined,
-  opts: ReadInputOptions,
-  sink: LineSink,
-  source: string = path,
-): Promise<void> {
+export async function readFileRange(path: string, start: number, end: number | undefined, opts: ReadInputOptions, sink: LineSink, source: string = path): Promise<void> {
   const splitter = new LineSplitter(opts.maxLineBytes, sink, source, undefined, opts.envelope);
   if (end !== undefined && end <= start) {
     splitter.flush();
@@ -53,7 +41,11 @@ export async function readFileRange(
 
 /** The stream half of readInput: lines of a plain or gzip byte stream, flushed at its end. */
 export async function readInputStream(input: Readable, opts: ReadInputOptions, sink: LineSink, source: string, label: string = source): Promise<void> {
-  await pushAll(streamChunks(input, label, async () => {}, opts.signal), new LineSplitter(opts.maxLineBytes, sink, source, undefined, opts.envelope), opts.signal);
+  await pushAll(
+    streamChunks(input, label, async () => {}, opts.signal),
+    new LineSplitter(opts.maxLineBytes, sink, source, undefined, opts.envelope),
+    opts.signal,
+  );
 }
 
 /** Every chunk of `reader` into the splitter, then its last line; the reader is closed either way. */

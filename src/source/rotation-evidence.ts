@@ -39,12 +39,7 @@ export function gapSource(copies: Sibling[], offset: number): Sibling | undefine
  * read before (a symlink switched back, a file renamed out of the glob and back); at its end if it is a
  * copy of a followed file (copytruncate's, in a glob's reach); else at its start.
  */
-export function startOffset(
-  file: { key: string; head: Buffer; size: number },
-  checkCopies: boolean,
-  known: KnownFiles,
-  followed: Iterable<Followed>,
-): number {
+export function startOffset(file: { key: string; head: Buffer; size: number }, checkCopies: boolean, known: KnownFiles, followed: Iterable<Followed>): number {
   const { key, head, size } = file;
   const offset = known.offsetOf(key, head, size);
   known.forget(key);
@@ -115,12 +110,7 @@ export interface Generations {
  */
 export function newCompressed(scan: GenerationScan, siblings: Sibling[], taken: (key: string) => boolean, known: KnownFiles): Sibling[] {
   return siblings.filter(
-    (s) =>
-      isGzip(s.head) &&
-      !taken(s.key) &&
-      isCopyName(s.name, scan.family.base) &&
-      known.offsetOf(s.key, s.head, s.size) === undefined &&
-      s.mtimeMs >= scan.sinceMs - MTIME_SLACK_MS,
+    (s) => isGzip(s.head) && !taken(s.key) && isCopyName(s.name, scan.family.base) && known.offsetOf(s.key, s.head, s.size) === undefined && s.mtimeMs >= scan.sinceMs - MTIME_SLACK_MS,
   );
 }
 
@@ -137,12 +127,7 @@ function isGzip(head: Buffer): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 
-export function generationsToRead(
-  scan: GenerationScan,
-  siblings: Sibling[],
-  taken: (key: string) => boolean,
-  known: KnownFiles,
-): Generations {
+export function generationsToRead(scan: GenerationScan, siblings: Sibling[], taken: (key: string) => boolean, known: KnownFiles): Generations {
   const base = scan.family.base;
   const todo: Array<{ s: Sibling; from: number }> = [];
   const isCopy = (s: Sibling) => s.size > 0 && scan.heads.some((h) => h.length > 0 && sameStart(s.head, h));

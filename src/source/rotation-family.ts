@@ -67,13 +67,7 @@ const PROBE_ATTEMPTS = 4;
  * `NAME.2`, a new `NAME.1`) would show one file twice and another not at all: the listing is checked
  * again after the walk, and the walk done again until the names still name the same files.
  */
-export async function probeSiblings(
-  family: Family,
-  exceptKey: string,
-  scratch: Buffer,
-  knownHead: (key: string) => Buffer | undefined = () => undefined,
-  fs: FollowerFs = nodeFs,
-): Promise<Sibling[]> {
+export async function probeSiblings(family: Family, exceptKey: string, scratch: Buffer, knownHead: (key: string) => Buffer | undefined = () => undefined, fs: FollowerFs = nodeFs): Promise<Sibling[]> {
   let out: Sibling[] = [];
   for (let attempt = 0; attempt < PROBE_ATTEMPTS; attempt++) {
     const walk = await walkFamily(family, exceptKey, scratch, knownHead, fs);
@@ -198,12 +192,7 @@ export function walkOrder(names: string[], base: string): string[] {
  * Opens a probed sibling to read it: at its path if it is still there, else wherever a rotation shifting
  * the family moved it since (found by identity and fingerprint). Undefined when it is gone.
  */
-export async function openSibling(
-  s: Sibling,
-  family: Family | undefined,
-  scratch: Buffer,
-  fs: FollowerFs = nodeFs,
-): Promise<{ fh: FollowerHandle; path: string } | undefined> {
+export async function openSibling(s: Sibling, family: Family | undefined, scratch: Buffer, fs: FollowerFs = nodeFs): Promise<{ fh: FollowerHandle; path: string } | undefined> {
   const at = await openIfSame(s.path, s.key, s.head, scratch, fs);
   if (at !== undefined) return { fh: at, path: s.path };
   const dir = family?.dir ?? dirname(s.path);

@@ -153,7 +153,10 @@ function binsOf(store: unknown): [number, number][] {
 export function sketchFromState(s: SketchState, relativeAccuracy: number): LogCollapsingLowestDenseDDSketch {
   const sketch = new LogCollapsingLowestDenseDDSketch({ relativeAccuracy, binLimit: SKETCH_BIN_LIMIT });
   const mapping = sketch.mapping;
-  for (const [sign, bins] of [[1, s.bins], [-1, s.negativeBins]] as const) {
+  for (const [sign, bins] of [
+    [1, s.bins],
+    [-1, s.negativeBins],
+  ] as const) {
     for (const [key, count] of bins) {
       const value = mapping.value(key);
       if (mapping.key(value) !== key) throw new Error(`sketch bin ${key} does not map back onto itself`);

@@ -127,19 +127,46 @@ const TITLE_UNIT_TARGET_TYPES = new Set(['stat', 'singlestat', 'graph', 'table',
 const DATASOURCE_TYPES = new Set(['singlestat', 'graph', 'table', 'timeseries']);
 const QUERY_TYPES = new Set(['singlestat', 'gauge', 'table', 'stat', 'state-timeline', 'timeseries']);
 /** lint/rule_panel_units.go's list, the part that can occur here (time, ratios, counts, throughput). */
-const VALID_UNITS = new Set(['none', 'string', 'short', 'percent', 'percentunit', 'ns', 'µs', 'ms', 's', 'm', 'h', 'd', 'dtdurationms', 'dtdurations', 'cps', 'ops', 'reqps', 'rps', 'wps', 'iops', 'cpm', 'opm', 'rpm', 'wpm', 'bytes', 'decbytes', 'bool']);
+const VALID_UNITS = new Set([
+  'none',
+  'string',
+  'short',
+  'percent',
+  'percentunit',
+  'ns',
+  'µs',
+  'ms',
+  's',
+  'm',
+  'h',
+  'd',
+  'dtdurationms',
+  'dtdurations',
+  'cps',
+  'ops',
+  'reqps',
+  'rps',
+  'wps',
+  'iops',
+  'cpm',
+  'opm',
+  'rpm',
+  'wpm',
+  'bytes',
+  'decbytes',
+  'bool',
+]);
 
 function allPanels(panels: LintPanel[]): LintPanel[] {
   return panels.flatMap((p) => [p, ...allPanels(p.panels ?? [])]);
 }
 
-const dsUid = (ds: LintTemplate['datasource']) => (typeof ds === 'string' ? ds : ds?.uid ?? '');
+const dsUid = (ds: LintTemplate['datasource']) => (typeof ds === 'string' ? ds : (ds?.uid ?? ''));
 const titleCase = (s: string) => s.replace(/\b\w/g, (c) => c.toUpperCase());
 
 export function lintDashboard(d: LintDashboard): Finding[] {
   const findings: Finding[] = [];
-  const add = (rule: string, where: string, message: string, severity: Finding['severity'] = 'error') =>
-    findings.push({ rule, where: `${d.title}${where}`, message, severity });
+  const add = (rule: string, where: string, message: string, severity: Finding['severity'] = 'error') => findings.push({ rule, where: `${d.title}${where}`, message, severity });
   const templates = d.templating.list;
   const dsTemplates = templates.filter((t) => t.type === 'datasource');
   const dsTemplate = dsTemplates[0];
@@ -186,7 +213,8 @@ export function lintDashboard(d: LintDashboard): Finding[] {
       }
     }
     // template-on-time-change-reload-rule
-    if (t.refresh !== 2) add('template-on-time-change-reload-rule', '', `templated datasource variable named '${t.name}', should be set to be refreshed 'On Time Range Change (value 2)', is currently '${t.refresh}'`);
+    if (t.refresh !== 2)
+      add('template-on-time-change-reload-rule', '', `templated datasource variable named '${t.name}', should be set to be refreshed 'On Time Range Change (value 2)', is currently '${t.refresh}'`);
   }
 
   const dsRefs = new Set(dsTemplates.flatMap((t) => [`$${t.name}`, `\${${t.name}}`]));

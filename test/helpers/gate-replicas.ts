@@ -52,7 +52,11 @@ export async function startAlertmanagers(dir: string, webhookUrl: string, count 
               '--cluster.pushpull-interval=1s',
             ];
       const url = `http://127.0.0.1:${webPorts[i]}`;
-      const daemon = await startDaemon(bin, [`--config.file=${config}`, `--storage.path=${join(dir, `am-${count}-${i}`)}`, `--web.listen-address=127.0.0.1:${webPorts[i]}`, ...cluster], `${url}/-/ready`);
+      const daemon = await startDaemon(
+        bin,
+        [`--config.file=${config}`, `--storage.path=${join(dir, `am-${count}-${i}`)}`, `--web.listen-address=127.0.0.1:${webPorts[i]}`, ...cluster],
+        `${url}/-/ready`,
+      );
       started.push({ url, daemon });
     }
     return started;

@@ -154,7 +154,12 @@ export function truthOf(requests: readonly MixRequest[], responses: readonly Mix
     const h = res.headers;
     const hit = /^zero-plane-v[0-9]+$/.test(one(h['x-anthropic-layer-id']) ?? '');
     // The simulator writes the delay profile as "warmup=hit, degraded=?0, mode=strict" (or just "mode=strict").
-    const profile = Object.fromEntries((one(h['x-anthropic-delay-profile']) ?? '').split(', ').filter(Boolean).map((m) => m.split('=') as [string, string]));
+    const profile = Object.fromEntries(
+      (one(h['x-anthropic-delay-profile']) ?? '')
+        .split(', ')
+        .filter(Boolean)
+        .map((m) => m.split('=') as [string, string]),
+    );
     if (hit) t.hits++;
     if (profile.degraded === '?1') t.degradedCount++;
     if (hit && profile.warmup === 'hit') t.warmupHits++;
@@ -206,5 +211,8 @@ export function expectReportCounts(report: Record<string, unknown>, truth: Truth
     topStatusCodes: truth.topStatusCodes,
     headerParseErrors: {},
   });
-  expect(Object.values(report.parseErrors as Record<string, number>).every((n) => n === 0), JSON.stringify(report.parseErrors)).toBe(true);
+  expect(
+    Object.values(report.parseErrors as Record<string, number>).every((n) => n === 0),
+    JSON.stringify(report.parseErrors),
+  ).toBe(true);
 }

@@ -44,7 +44,12 @@ function specifiers(fileName: string, text: string): { spec: string; line: numbe
       const clause = node.importClause;
       // `import { type A, type B } from` carries only types too.
       const allTypeSpecifiers =
-        clause !== undefined && clause.name === undefined && clause.namedBindings !== undefined && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((el) => el.isTypeOnly);
+        clause !== undefined &&
+        clause.name === undefined &&
+        clause.namedBindings !== undefined &&
+        ts.isNamedImports(clause.namedBindings) &&
+        clause.namedBindings.elements.length > 0 &&
+        clause.namedBindings.elements.every((el) => el.isTypeOnly);
       add(node.moduleSpecifier, clause?.isTypeOnly === true || allTypeSpecifiers);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined) {
       add(node.moduleSpecifier, node.isTypeOnly);
@@ -72,7 +77,9 @@ export function importEdges(srcDir: string): { files: string[]; edges: ImportEdg
   for (const from of files) {
     const abs = join(srcDir, from);
     for (const { spec, line, typeOnly } of specifiers(abs, readFileSync(abs, 'utf8'))) {
-      const target = relative(srcDir, resolve(dirname(abs), spec.replace(/\.js$/, '.ts'))).split(sep).join('/');
+      const target = relative(srcDir, resolve(dirname(abs), spec.replace(/\.js$/, '.ts')))
+        .split(sep)
+        .join('/');
       if (!known.has(target)) throw new Error(`src/${from}:${line} imports ${spec}, which is no file under src/ (${target})`);
       edges.push({ from, to: target, line, typeOnly });
     }

@@ -22,4 +22,3 @@ export function pythonOpenMetrics(text: string): { ok: true; families: { name: s
   if (r.status !== 0) throw new Error(`python3 failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as ReturnType<typeof pythonOpenMetrics>;
 }
-

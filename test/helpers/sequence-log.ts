@@ -241,15 +241,10 @@ export interface ChildWriter {
   stop(): Promise<WriterReport>;
 }
 
-export async function startChildWriter(
-  path: string,
-  opts: { linesPerMs?: number; mode?: 'hup' | 'self-delete'; everyMs?: number; format?: 'seq' | 'gateway' } = {},
-): Promise<ChildWriter> {
-  const child = spawn(
-    process.execPath,
-    ['-e', CHILD, path, String(opts.linesPerMs ?? 1), opts.mode ?? 'hup', String(opts.everyMs ?? 0), opts.format ?? 'seq'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+export async function startChildWriter(path: string, opts: { linesPerMs?: number; mode?: 'hup' | 'self-delete'; everyMs?: number; format?: 'seq' | 'gateway' } = {}): Promise<ChildWriter> {
+  const child = spawn(process.execPath, ['-e', CHILD, path, String(opts.linesPerMs ?? 1), opts.mode ?? 'hup', String(opts.everyMs ?? 0), opts.format ?? 'seq'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const first = await lines.next();

@@ -34,7 +34,10 @@ export class StarvedFs implements FollowerFs {
   /** Real identity (dev:ino) → the one shown for it: a file system that gave a freed inode to a new file (see reuseInode). */
   private readonly shown = new Map<string, { dev: number; ino: number }>();
 
-  constructor(before: BeforeCall = () => undefined, private readonly base: FollowerFs = nodeFs) {
+  constructor(
+    before: BeforeCall = () => undefined,
+    private readonly base: FollowerFs = nodeFs,
+  ) {
     this.before = before;
   }
 

@@ -13,9 +13,27 @@ import { tempDir } from '../../helpers/temp-dir.js';
 
 const NOW = Date.UTC(2026, 11, 2, 10);
 const probe = (i: number) =>
-  JSON.stringify({ level: 'info', ts: (NOW + i) / 1000, logger: 'http.log.access.log0', msg: 'handled request', request: { method: 'GET', uri: '/healthz', headers: { 'User-Agent': ['kube-probe/1.29'] } }, duration: 0.0004, status: 200, resp_headers: { 'Content-Type': ['text/plain'] } });
+  JSON.stringify({
+    level: 'info',
+    ts: (NOW + i) / 1000,
+    logger: 'http.log.access.log0',
+    msg: 'handled request',
+    request: { method: 'GET', uri: '/healthz', headers: { 'User-Agent': ['kube-probe/1.29'] } },
+    duration: 0.0004,
+    status: 200,
+    resp_headers: { 'Content-Type': ['text/plain'] },
+  });
 const request = (i: number) =>
-  JSON.stringify({ level: 'info', ts: (NOW + i) / 1000, logger: 'http.log.access.log0', msg: 'handled request', request: { method: 'POST', uri: '/v1/messages', headers: { 'X-Anthropic-Experimental': ['zero-plane-2024'] } }, duration: 0.18, status: 200, resp_headers: { 'X-Anthropic-Layer-Id': ['zero-plane-v1'] } });
+  JSON.stringify({
+    level: 'info',
+    ts: (NOW + i) / 1000,
+    logger: 'http.log.access.log0',
+    msg: 'handled request',
+    request: { method: 'POST', uri: '/v1/messages', headers: { 'X-Anthropic-Experimental': ['zero-plane-2024'] } },
+    duration: 0.18,
+    status: 200,
+    resp_headers: { 'X-Anthropic-Layer-Id': ['zero-plane-v1'] },
+  });
 
 let serve: ServeProcess | undefined;
 afterEach(async () => {
@@ -51,10 +69,14 @@ async function metrics(s: ServeProcess): Promise<string> {
 async function expectExact(s: ServeProcess, log: string, probes: number, requests: number, from: number): Promise<void> {
   appendFileSync(log, Array.from({ length: requests }, (_, i) => `${request(from + i)}\n`).join(''));
   const total = probes + requests;
-  const text = await waitFor(async () => {
-    const t = await metrics(s);
-    return (sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) ?? 0) >= total ? t : undefined;
-  }, 20_000, `${total} lines counted`);
+  const text = await waitFor(
+    async () => {
+      const t = await metrics(s);
+      return (sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) ?? 0) >= total ? t : undefined;
+    },
+    20_000,
+    `${total} lines counted`,
+  );
   // Counted exactly once: no more than the log holds, even after another settle.
   await sleep(2_500);
   const after = await metrics(s);
@@ -66,18 +88,22 @@ async function expectExact(s: ServeProcess, log: string, probes: number, request
 }
 
 describe('held lines and the checkpoint agree', () => {
-  it.each(['SIGTERM', 'SIGKILL'] as const)('%s right after a checkpoint that holds 20 probe lines: all 20 counted after the restart, once', async (signal) => {
-    const { log, checkpoint, start } = setup();
-    serve = await start();
-    appendFileSync(log, Array.from({ length: 20 }, (_, i) => `${probe(i)}\n`).join(''));
-    // Held for 2 s (serve's wait for a quiet log) and checkpointed every second: seen held in one of them.
-    await waitFor(() => (heldInCheckpoint(checkpoint) === 20 ? true : undefined), 10_000, 'a checkpoint holding the 20 probe lines');
-    expect(sample(await metrics(serve), `zero_plane_exporter_lines_total{source="${log}"}`) ?? 0).toBeLessThanOrEqual(20);
-    await serve.stop(signal);
-    serve = await start();
-    await expectExact(serve, log, 20, 10, 20);
-    if (signal === 'SIGKILL') expect(serve.logs.some((l) => l.msg === 'lines held for format detection at the checkpoint offered again')).toBe(true);
-  }, 90_000);
+  it.each(['SIGTERM', 'SIGKILL'] as const)(
+    '%s right after a checkpoint that holds 20 probe lines: all 20 counted after the restart, once',
+    async (signal) => {
+      const { log, checkpoint, start } = setup();
+      serve = await start();
+      appendFileSync(log, Array.from({ length: 20 }, (_, i) => `${probe(i)}\n`).join(''));
+      // Held for 2 s (serve's wait for a quiet log) and checkpointed every second: seen held in one of them.
+      await waitFor(() => (heldInCheckpoint(checkpoint) === 20 ? true : undefined), 10_000, 'a checkpoint holding the 20 probe lines');
+      expect(sample(await metrics(serve), `zero_plane_exporter_lines_total{source="${log}"}`) ?? 0).toBeLessThanOrEqual(20);
+      await serve.stop(signal);
+      serve = await start();
+      await expectExact(serve, log, 20, 10, 20);
+      if (signal === 'SIGKILL') expect(serve.logs.some((l) => l.msg === 'lines held for format detection at the checkpoint offered again')).toBe(true);
+    },
+    90_000,
+  );
 
   it('killed (SIGTERM or SIGKILL) at random moments during detection, restarted: exact (seeded)', async () => {
     const rng = createRng(2312);

@@ -131,12 +131,16 @@ describe('checkpoint.file replaced by something else while serving', () => {
     const { renameSync } = await import('node:fs');
     renameSync(`${checkpoint}.new`, checkpoint);
     appendFileSync(log, '{"latency_ms":180,"status":200}\n');
-    const text = await waitFor(async () => {
-      const t = await metrics();
-      // The line has no header, so format detection holds it until it settles (2 s): wait for both.
-      const failed = (sample(t, 'zero_plane_exporter_checkpoint_writes_total{result="error"}') ?? 0) >= 1;
-      return failed && sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) === 1 ? t : undefined;
-    }, 10_000, 'a failed write, and the line counted');
+    const text = await waitFor(
+      async () => {
+        const t = await metrics();
+        // The line has no header, so format detection holds it until it settles (2 s): wait for both.
+        const failed = (sample(t, 'zero_plane_exporter_checkpoint_writes_total{result="error"}') ?? 0) >= 1;
+        return failed && sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) === 1 ? t : undefined;
+      },
+      10_000,
+      'a failed write, and the line counted',
+    );
     expect(sample(text, `zero_plane_exporter_lines_total{source="${log}"}`)).toBe(1);
     expect(server.logs.some((l) => l.msg === 'checkpoint write failed' && String(l.error).includes('is not a checkpoint of zero-plane-exporter'))).toBe(true);
     expect(await server.stop('SIGTERM')).toBe(0);

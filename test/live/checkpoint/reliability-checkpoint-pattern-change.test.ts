@@ -56,10 +56,14 @@ describe.each(['start', 'end'])('the source pattern changed between runs, start-
     appendFileSync(log, lines(1001, 1050)); // while stopped
     server = await serve(after);
     appendFileSync(log, lines(1051, 1100));
-    const text = await waitFor(async () => {
-      const t = await metrics();
-      return (requests(t) ?? 0) >= 1100 ? t : undefined;
-    }, 10_000, '1,100 requests');
+    const text = await waitFor(
+      async () => {
+        const t = await metrics();
+        return (requests(t) ?? 0) >= 1100 ? t : undefined;
+      },
+      10_000,
+      '1,100 requests',
+    );
     // Read once more after the last poll: nothing arrives twice late.
     await new Promise((r) => setTimeout(r, 600));
     expect(requests(await metrics())).toBe(1100);

@@ -77,10 +77,14 @@ describe('a checkpoint whose values its families cannot hold', () => {
     appendFileSync(log, lines(13, 15));
     server = await serve();
     // Reading resumes at line 11 (the first line start after the offset): 11..15 are read.
-    const text = await waitFor(async () => {
-      const t = await metrics();
-      return durationCount(t, 'm0') !== undefined && sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) === 5 ? t : undefined;
-    }, 10_000, 'the lines after the offset');
+    const text = await waitFor(
+      async () => {
+        const t = await metrics();
+        return durationCount(t, 'm0') !== undefined && sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) === 5 ? t : undefined;
+      },
+      10_000,
+      'the lines after the offset',
+    );
 
     const dropped = (reason: string) => sample(text, `zero_plane_exporter_checkpoint_dropped_total{reason="${reason}"}`);
     expect(dropped('negative')).toBe(1);
@@ -120,7 +124,8 @@ describe('a checkpoint whose values its families cannot hold', () => {
     writeFileSync(log, lines(1, 9));
     const serve = (startAt: string) => startServe([`--config.file=${config}`, `--checkpoint.file=${checkpoint}`, `--tail.start-at=${startAt}`, log]);
     const metrics = async () => (await fetch(`${server!.url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
-    const total = (t: string) => ['m0', 'm1', 'm2'].reduce((sum, m) => sum + (sample(t, `zero_plane_requests_total{hit="true",status_class="2xx",model="${m}",route="/v1/messages",cohort=""}`) ?? 0), 0);
+    const total = (t: string) =>
+      ['m0', 'm1', 'm2'].reduce((sum, m) => sum + (sample(t, `zero_plane_requests_total{hit="true",status_class="2xx",model="${m}",route="/v1/messages",cohort=""}`) ?? 0), 0);
     server = await serve('start');
     await waitFor(async () => (total(await metrics()) === 9 ? true : undefined), 10_000, '9 requests');
     expect(await server.stop('SIGTERM')).toBe(0);
@@ -135,10 +140,14 @@ describe('a checkpoint whose values its families cannot hold', () => {
 
     server = await serve('end');
     appendFileSync(log, lines(12, 14));
-    const text = await waitFor(async () => {
-      const t = await metrics();
-      return total(t) === 9 + 3 ? t : undefined;
-    }, 10_000, 'the 3 lines written after the restart, on top of the 9 restored');
+    const text = await waitFor(
+      async () => {
+        const t = await metrics();
+        return total(t) === 9 + 3 ? t : undefined;
+      },
+      10_000,
+      'the 3 lines written after the restart, on top of the 9 restored',
+    );
     expect(sample(text, 'zero_plane_exporter_checkpoint_dropped_total{reason="file_position"}')).toBe(1);
     expect(server.logs.some((l) => l.msg === 'checkpoint values dropped, not restored' && l.reason === 'file_position' && l.examples === log)).toBe(true);
   });

@@ -34,11 +34,15 @@ function lines(from: number, to: number, model?: (n: number) => string): string 
 
 /** /metrics once it answers 200 (after a restore it is held back until caught up) and `ready` holds. */
 async function metricsWhen(server: ServeProcess, ready: (text: string) => boolean, what: string): Promise<string> {
-  return waitFor(async () => {
-    const res = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5_000) });
-    const text = await res.text();
-    return res.status === 200 && ready(text) ? text : undefined;
-  }, 10_000, what);
+  return waitFor(
+    async () => {
+      const res = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5_000) });
+      const text = await res.text();
+      return res.status === 200 && ready(text) ? text : undefined;
+    },
+    10_000,
+    what,
+  );
 }
 
 function memoryLog() {
@@ -141,8 +145,7 @@ describe('serve with a checkpoint', () => {
 
   const serve = (configFile: string) => startServe([`--config.file=${configFile}`, `--checkpoint.file=${checkpoint}`, '--tail.start-at=start', log]);
   const linesRead = (n: number) => (t: string) => sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) === n;
-  const requests = (t: string, model: string) =>
-    sample(t, `zero_plane_requests_total{hit="true",status_class="2xx",model="${model}",route="/v1/messages",cohort=""}`);
+  const requests = (t: string, model: string) => sample(t, `zero_plane_requests_total{hit="true",status_class="2xx",model="${model}",route="/v1/messages",cohort=""}`);
 
   it('SIGTERM writes a final checkpoint; a restart goes on exactly, a line half-written at shutdown read whole', async () => {
     const yearly = config(`checkpoint:\n  schedule: "${YEARLY}"\n`);
@@ -223,7 +226,10 @@ describe('serve with a checkpoint', () => {
 
   it('bounded labels map the same after a restart: the 51st distinct model is still __other__', async () => {
     const yearly = config(`checkpoint:\n  schedule: "${YEARLY}"\n`);
-    writeFileSync(log, lines(1, 50, (n) => `model-${n}`));
+    writeFileSync(
+      log,
+      lines(1, 50, (n) => `model-${n}`),
+    );
     server = await serve(yearly);
     await metricsWhen(server, linesRead(50), '50 lines');
     expect(await server.stop('SIGTERM')).toBe(0);
@@ -242,11 +248,7 @@ describe('serve with a checkpoint', () => {
     writeFileSync(log, lines(1, 3));
     const nowhere = join(dir, 'missing-dir', 'checkpoint.json');
     server = await startServe([`--config.file=${config('checkpoint:\n  schedule: "* * * * * *"\n')}`, `--checkpoint.file=${nowhere}`, '--tail.start-at=start', log]);
-    const text = await metricsWhen(
-      server,
-      (t) => (sample(t, 'zero_plane_exporter_checkpoint_writes_total{result="error"}') ?? 0) >= 1,
-      'a failed scheduled write',
-    );
+    const text = await metricsWhen(server, (t) => (sample(t, 'zero_plane_exporter_checkpoint_writes_total{result="error"}') ?? 0) >= 1, 'a failed scheduled write');
     expect(sample(text, 'zero_plane_exporter_checkpoint_writes_total{result="ok"}')).toBe(0);
     expect(sample(text, 'zero_plane_exporter_checkpoint_last_success_timestamp_seconds')).toBeUndefined();
     expect(linesRead(3)(text)).toBe(true);

@@ -100,7 +100,6 @@ function countLog(dir: string) {
   return { lines: seqs.length, seqs, byLabels, degraded, hits };
 }
 
-
 async function scrape(server: ServeProcess): Promise<{ status: number; text: string }> {
   const res = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5_000) });
   return { status: res.status, text: await res.text() };
@@ -108,10 +107,14 @@ async function scrape(server: ServeProcess): Promise<{ status: number; text: str
 
 /** The first scrape that answers 200: after a restore, /metrics is held back (503) until caught up. */
 async function scrapeWhenReady(server: ServeProcess): Promise<Samples> {
-  const text = await waitFor(async () => {
-    const r = await scrape(server);
-    return r.status === 200 ? r.text : undefined;
-  }, 15_000, '/metrics to answer 200 after the restart');
+  const text = await waitFor(
+    async () => {
+      const r = await scrape(server);
+      return r.status === 200 ? r.text : undefined;
+    },
+    15_000,
+    '/metrics to answer 200 after the restart',
+  );
   return parseExposition(text);
 }
 
@@ -174,11 +177,15 @@ describe('crash recovery (kill -9) from the checkpoint', () => {
     expect(logged.lines).toBe(report.last);
     expect(new Set(logged.seqs).size).toBe(report.last);
 
-    const final = await waitFor(async () => {
-      const r = await scrape(server as ServeProcess);
-      const s = parseExposition(r.text);
-      return r.status === 200 && total(s, 'zero_plane_exporter_lines_total') >= logged.lines ? s : undefined;
-    }, 15_000, 'the exporter to read every line');
+    const final = await waitFor(
+      async () => {
+        const r = await scrape(server as ServeProcess);
+        const s = parseExposition(r.text);
+        return r.status === 200 && total(s, 'zero_plane_exporter_lines_total') >= logged.lines ? s : undefined;
+      },
+      15_000,
+      'the exporter to read every line',
+    );
     expect(total(final, 'zero_plane_exporter_lines_total')).toBe(logged.lines);
     expect(total(final, 'zero_plane_requests_total')).toBe(logged.lines);
     expect(total(final, 'zero_plane_request_duration_seconds_count')).toBe(logged.lines);

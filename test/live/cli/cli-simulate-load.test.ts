@@ -18,13 +18,17 @@ describe('simulate + load', () => {
     const port = await freePort();
     const sim = spawn(process.execPath, [BIN, 'simulate', `--simulate.listen-address=127.0.0.1:${port}`, '--simulate.fast-latency-ms=180', '--seed=3']);
     children.push(sim);
-    await waitFor(async () => {
-      try {
-        return (await fetch(`http://127.0.0.1:${port}/-/healthy`)).ok ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    }, 10_000, 'the simulator');
+    await waitFor(
+      async () => {
+        try {
+          return (await fetch(`http://127.0.0.1:${port}/-/healthy`)).ok ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      10_000,
+      'the simulator',
+    );
 
     const out = join(tempDir('zp-load-'), 'gateway.log');
     const load = runCli(['load', `--load.target=http://127.0.0.1:${port}`, '--load.rate=40', `--load.out=${out}`, '--load.duration=2s', '--seed=3']);

@@ -6,8 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli-process.js';
 
-const HIT = (ms: number, extra = '') =>
-  `{"latency_ms":${ms},"status":200,"response_headers":{"x-anthropic-layer-id":"zero-plane-v1"${extra}}}`;
+const HIT = (ms: number, extra = '') => `{"latency_ms":${ms},"status":200,"response_headers":{"x-anthropic-layer-id":"zero-plane-v1"${extra}}}`;
 
 let dir: string;
 /** `--config.file` of a config with the traffic guard at 1: for tests about a verdict's arithmetic on a few lines. */
@@ -25,7 +24,25 @@ describe('report', () => {
     const r = runCli(['report', '--format', 'json', file]);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as Record<string, unknown>;
-    for (const key of ['lines', 'records', 'parseErrors', 'requests', 'hits', 'hitRate', 'p50Seconds', 'p99Seconds', 'p999Seconds', 'stddevSeconds', 'p99Drift', 'degradedCount', 'warmupEfficiency', 'cachedCount', 'downgrades', 'optInHeader', 'alerts']) {
+    for (const key of [
+      'lines',
+      'records',
+      'parseErrors',
+      'requests',
+      'hits',
+      'hitRate',
+      'p50Seconds',
+      'p99Seconds',
+      'p999Seconds',
+      'stddevSeconds',
+      'p99Drift',
+      'degradedCount',
+      'warmupEfficiency',
+      'cachedCount',
+      'downgrades',
+      'optInHeader',
+      'alerts',
+    ]) {
       expect(report).toHaveProperty(key);
     }
     expect(report).toMatchObject({ lines: 2, records: 2, requests: 2, hits: 2, hitRate: 1, degradedCount: 0, warmupEfficiency: null });
@@ -81,7 +98,12 @@ describe('report', () => {
     const json = JSON.parse(runCli(['report', '--format', 'json', file]).stdout) as Record<string, unknown>;
     expect(json).toMatchObject({
       statusClasses: { '2xx': 3, '4xx': 3, '5xx': 1, unknown: 1 },
-      topStatusCodes: [{ code: 200, count: 3 }, { code: 429, count: 2 }, { code: 400, count: 1 }, { code: 529, count: 1 }],
+      topStatusCodes: [
+        { code: 200, count: 3 },
+        { code: 429, count: 2 },
+        { code: 400, count: 1 },
+        { code: 529, count: 1 },
+      ],
       p99Band: 'too_slow',
       input: { [file]: 'default' },
     });
@@ -110,7 +132,10 @@ describe('config errors', () => {
   it('exit 2 naming the file, the line, the key and what is wrong', () => {
     const cfg = join(dir, 'bad.yml');
     writeFileSync(cfg, 'signals:\n  baselineSeconds: 0.185\n  tolerance: lots\n');
-    for (const cmd of [['report', '--config.file', cfg, 'x'], ['serve', `--config.file=${cfg}`]]) {
+    for (const cmd of [
+      ['report', '--config.file', cfg, 'x'],
+      ['serve', `--config.file=${cfg}`],
+    ]) {
       const r = runCli(cmd);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`${cfg}:3: signals.tolerance: `);

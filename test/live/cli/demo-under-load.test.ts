@@ -67,14 +67,22 @@ describe('demo beside two busy processes', () => {
     });
     expect(put.status).toBe(200);
     // The page's faults are the simulator's (they run in different processes).
-    await waitFor(async () => {
-      const f = (await (await fetch(`${simulatorUrl}/admin/faults`)).json()) as { latencyDriftRatio: number };
-      return f.latencyDriftRatio === 0.15 ? true : undefined;
-    }, 5_000, 'the faults to reach the simulator');
-    const p0 = await waitFor(async () => {
-      const s = await signals();
-      return s.verdicts.p0 ? s : undefined;
-    }, 30_000, 'the P0 to show');
+    await waitFor(
+      async () => {
+        const f = (await (await fetch(`${simulatorUrl}/admin/faults`)).json()) as { latencyDriftRatio: number };
+        return f.latencyDriftRatio === 0.15 ? true : undefined;
+      },
+      5_000,
+      'the faults to reach the simulator',
+    );
+    const p0 = await waitFor(
+      async () => {
+        const s = await signals();
+        return s.verdicts.p0 ? s : undefined;
+      },
+      30_000,
+      'the P0 to show',
+    );
     expect(p0.verdicts).toMatchObject({ p99Drift: 'unhealthy', degraded: 'unhealthy' });
 
     // A fault set on the simulator's own /admin/faults shows on the page too.

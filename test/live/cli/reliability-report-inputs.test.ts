@@ -72,7 +72,10 @@ function report(args: string[], feed: (child: ReturnType<typeof spawn>) => void,
 describe('report reads pipes, FIFOs, /dev/stdin and process substitution', () => {
   it('a FIFO, plain and gzip', async () => {
     const dir = tempDir('zp-report-fifo-');
-    for (const [name, bytes] of [['plain', Buffer.from(log())], ['gzip', gzipSync(log())]] as const) {
+    for (const [name, bytes] of [
+      ['plain', Buffer.from(log())],
+      ['gzip', gzipSync(log())],
+    ] as const) {
       const fifo = join(dir, `${name}.fifo`);
       mkfifo(fifo);
       const r = await report(['--format=json', fifo], () => {
@@ -148,10 +151,14 @@ describe('report stops on the first SIGTERM or SIGINT', () => {
     ['SIGTERM', 143],
     ['SIGINT', 130],
   ] as const)('%s while it reads a pipe that never ends: exit %i, nothing printed', async (signal, code) => {
-    const r = await report(['--log.level=debug', '-'], (child) => {
-      child.stdin?.write(log()); // some lines, and the pipe stays open
-      void reading(child).then(() => setTimeout(() => child.kill(signal), 200));
-    }, 'pipe');
+    const r = await report(
+      ['--log.level=debug', '-'],
+      (child) => {
+        child.stdin?.write(log()); // some lines, and the pipe stays open
+        void reading(child).then(() => setTimeout(() => child.kill(signal), 200));
+      },
+      'pipe',
+    );
     expect({ code: r.code, signal: r.signal, stdout: r.stdout }).toEqual({ code, signal: null, stdout: '' });
   });
 

@@ -61,7 +61,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 function generated(name: string, n: number, labelValues: number): string {
   const lines: string[] = [];
   let seed = 12345;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let i = 0; i < n; i++) {
     const hit = rand() < 0.8;
     const label = (k: string) => `${k}-${Math.floor(rand() * labelValues)}`;
@@ -139,7 +139,7 @@ describe('Aggregate state crosses threads exactly', () => {
 
   it('bins, counts and summary survive state() → sketchFromState, and halves merge like one pass', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const values = Array.from({ length: 20_000 }, (_, i) => (i % 997 === 0 ? 0 : rand() < 0.01 ? rand() * 30 : 0.1 + rand() * 0.1));
     const whole = new Aggregate(0.0025);
     const first = new Aggregate(0.0025);

@@ -116,7 +116,10 @@ describe('instrumentFetch with the SDK against a simulator that streams', () => 
     }
     await zp.close();
 
-    const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Line);
     expect(lines).toHaveLength(measured.length);
     expect(answers).toHaveLength(measured.length);
     const streams = answers.filter((a) => a.stream !== undefined).length;
@@ -141,7 +144,12 @@ describe('instrumentFetch with the SDK against a simulator that streams', () => 
       const message = a.decision.body as AnthropicMessage;
       // Exactly what the simulator sent.
       expect(line.response_model, why).toBe(SERVED);
-      expect(line.tokens, why).toEqual({ input: message.usage.input_tokens, output: message.usage.output_tokens, cache_read: message.usage.cache_read_input_tokens, cache_creation: message.usage.cache_creation_input_tokens });
+      expect(line.tokens, why).toEqual({
+        input: message.usage.input_tokens,
+        output: message.usage.output_tokens,
+        cache_read: message.usage.cache_read_input_tokens,
+        cache_creation: message.usage.cache_creation_input_tokens,
+      });
       const sdk = results[i];
       if (sdk !== undefined) expect(sdk).toMatchObject(message);
       if (a.stream === undefined) {

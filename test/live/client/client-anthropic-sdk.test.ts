@@ -87,7 +87,18 @@ interface Expected {
 
 /** What the simulator answered, counted by the header contract, independently of the exporter's code. */
 function expectedFrom(answers: SimulatorAnswer[], sent: (string | undefined)[]): Expected {
-  const e: Expected = { requests: 0, hits: 0, degradedCount: 0, warmupHits: 0, warmupMisses: 0, cachedCount: 0, downgrades: {}, optInHeader: { malformed: 0, missing: 0, valid: 0 }, optInDefects: {}, byStatus: {} };
+  const e: Expected = {
+    requests: 0,
+    hits: 0,
+    degradedCount: 0,
+    warmupHits: 0,
+    warmupMisses: 0,
+    cachedCount: 0,
+    downgrades: {},
+    optInHeader: { malformed: 0, missing: 0, valid: 0 },
+    optInDefects: {},
+    byStatus: {},
+  };
   for (const { decision } of answers) {
     const h = decision.headers;
     const hit = /^zero-plane-v[0-9]+$/.test(h['x-anthropic-layer-id'] ?? '');
@@ -126,7 +137,11 @@ function expectCounters(text: string, e: Expected): void {
   const requests = samples(text, 'zero_plane_requests_total');
   expect(sum(requests)).toBe(e.requests);
   expect(sum(requests, (l) => l.includes('hit="true"'))).toBe(e.hits);
-  for (const [cls, n] of Object.entries(e.byStatus)) expect(sum(requests, (l) => l.includes(`status_class="${cls}"`)), cls).toBe(n);
+  for (const [cls, n] of Object.entries(e.byStatus))
+    expect(
+      sum(requests, (l) => l.includes(`status_class="${cls}"`)),
+      cls,
+    ).toBe(n);
   expect(sum(requests, (l) => l.includes('route="/v1/messages"') && l.includes('model="claude-sonnet"'))).toBe(e.requests);
   expect(sum(samples(text, 'zero_plane_degraded_requests_total'))).toBe(e.degradedCount);
   expect(sum(samples(text, 'zero_plane_warmup_total'), (l) => l.includes('outcome="hit"'))).toBe(e.warmupHits);
@@ -134,7 +149,11 @@ function expectCounters(text: string, e: Expected): void {
   expect(sum(samples(text, 'zero_plane_cached_responses_total'))).toBe(e.cachedCount);
   for (const [reason, n] of Object.entries(e.downgrades)) expect(samples(text, 'zero_plane_downgrades_total').get(`{reason="${reason}"}`), reason).toBe(n);
   const optIn = samples(text, 'zero_plane_opt_in_header_total');
-  for (const [state, n] of Object.entries(e.optInHeader)) expect(sum(optIn, (l) => l.includes(`state="${state}"`)), state).toBe(n);
+  for (const [state, n] of Object.entries(e.optInHeader))
+    expect(
+      sum(optIn, (l) => l.includes(`state="${state}"`)),
+      state,
+    ).toBe(n);
   for (const [defect, n] of Object.entries(e.optInDefects)) expect(optIn.get(`{state="malformed",defect="${defect}"}`), defect).toBe(n);
 }
 
@@ -169,7 +188,13 @@ describe('instrumentFetch with the Anthropic SDK against the simulator', () => {
     expect(e.optInDefects).toEqual({ case: 1, invisible_char: 2, whitespace: 1 });
 
     const s = zp.signals();
-    expect(s?.window).toMatchObject({ requests: e.requests, hits: e.hits, hitRate: e.hits / e.requests, degradedCount: e.degradedCount, warmupEfficiency: e.warmupHits / (e.warmupHits + e.warmupMisses) });
+    expect(s?.window).toMatchObject({
+      requests: e.requests,
+      hits: e.hits,
+      hitRate: e.hits / e.requests,
+      degradedCount: e.degradedCount,
+      warmupEfficiency: e.warmupHits / (e.warmupHits + e.warmupMisses),
+    });
     expect(s?.verdicts.degraded).toBe('unhealthy');
 
     const text = metricsText([zp]);
@@ -279,7 +304,18 @@ describe('optIn: reject', () => {
       req.resume();
       req.on('end', () => {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }));
+        res.end(
+          JSON.stringify({
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-sonnet',
+            content: [{ type: 'text', text: 'ok' }],
+            stop_reason: 'end_turn',
+            stop_sequence: null,
+            usage: { input_tokens: 1, output_tokens: 1 },
+          }),
+        );
       });
     });
     server.on('connection', (socket) => {

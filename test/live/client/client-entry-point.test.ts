@@ -44,11 +44,11 @@ function tsc(file: string, source: string) {
 
 describe('zero-plane-exporter/client', () => {
   it('imports by name from node_modules as ESM', () => {
-    const r = spawnSync(
-      process.execPath,
-      ['--input-type=module', '-e', "const m = await import('zero-plane-exporter/client'); console.log(JSON.stringify(Object.keys(m).sort()))"],
-      { cwd: app, encoding: 'utf8', timeout: 20_000 },
-    );
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('zero-plane-exporter/client'); console.log(JSON.stringify(Object.keys(m).sort()))"], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual(['ClientOptionsError', 'OptInHeaderError', 'gateClient', 'instrumentFetch', 'metricsHandler', 'metricsText', 'prometheusRegistry']);
   });

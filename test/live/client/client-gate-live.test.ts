@@ -70,10 +70,14 @@ afterAll(async () => {
 describe('an SDK application with instrumentFetch and gateClient, behind the live alert chain', () => {
   it('sends non-core calls while healthy, skips them during the P0, and resumes after it', async () => {
     // The chain sees the application's calls (through ingest) and the gate stays open.
-    await waitFor(async () => {
-      const r = await promQuery(chain.promUrl, 'zero_plane:hit_rate:ratio_rate10s');
-      return r.length === 1 && Number(r[0]?.value[1]) === 1 ? true : undefined;
-    }, 30_000, 'Prometheus to record the application’s hit rate');
+    await waitFor(
+      async () => {
+        const r = await promQuery(chain.promUrl, 'zero_plane:hit_rate:ratio_rate10s');
+        return r.length === 1 && Number(r[0]?.value[1]) === 1 ? true : undefined;
+      },
+      30_000,
+      'Prometheus to record the application’s hit rate',
+    );
     expect(app.nonCoreSkipped).toBe(0);
     expect(app.nonCoreCalls).toBeGreaterThan(0);
 

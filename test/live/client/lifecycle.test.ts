@@ -110,10 +110,7 @@ describe('the instrumented fetch at the end of the process', () => {
 
   it('SIGTERM under handleSignals flushes every record, then the process dies of SIGTERM', async () => {
     const before = await ingestedRequests();
-    const file = script(
-      `{ handleSignals: true, to: { ingest: { url: ${JSON.stringify(exporter.url)}, flushInterval: '1h' } } }`,
-      `console.log('ready'); setInterval(() => undefined, 1000);`,
-    );
+    const file = script(`{ handleSignals: true, to: { ingest: { url: ${JSON.stringify(exporter.url)}, flushInterval: '1h' } } }`, `console.log('ready'); setInterval(() => undefined, 1000);`);
     const ended = await run(file, (out, kill) => out === 'ready\n' && kill('SIGTERM'));
     expect(ended.stderr).toBe('');
     expect(ended).toMatchObject({ code: null, signal: 'SIGTERM' });
@@ -170,10 +167,7 @@ console.log('stream ended before the signal');
 
   it('an exporter that is down and never closed: the process still exits 0 on its own, records counted', async () => {
     const ended = await run(
-      script(
-        `{ closeTimeout: '1s', warn: () => undefined, to: { ingest: { url: 'http://127.0.0.1:9', maxAttempts: 100 } } }`,
-        `process.on('exit', () => console.log(JSON.stringify(zp.records())));`,
-      ),
+      script(`{ closeTimeout: '1s', warn: () => undefined, to: { ingest: { url: 'http://127.0.0.1:9', maxAttempts: 100 } } }`, `process.on('exit', () => console.log(JSON.stringify(zp.records())));`),
     );
     expect(ended).toMatchObject({ code: 0, signal: null });
     expect(JSON.parse(ended.stdout)).toMatchObject({ delivered: 0, dropped: CALLS, pending: 0 });
@@ -185,10 +179,7 @@ console.log('stream ended before the signal');
     const made = spawnSync('mkfifo', [fifo]);
     expect(made.status).toBe(0);
     const ended = await run(
-      script(
-        `{ closeTimeout: '1s', warn: () => undefined, to: { logFile: ${JSON.stringify(fifo)} } }`,
-        `await zp.close(); console.log(JSON.stringify(zp.records())); process.exit(0);`,
-      ),
+      script(`{ closeTimeout: '1s', warn: () => undefined, to: { logFile: ${JSON.stringify(fifo)} } }`, `await zp.close(); console.log(JSON.stringify(zp.records())); process.exit(0);`),
     );
     expect(ended).toMatchObject({ code: 0, signal: null });
     expect(JSON.parse(ended.stdout)).toMatchObject({ delivered: 0, dropped: CALLS, pending: 0 });

@@ -83,16 +83,22 @@ describe('config', () => {
   });
 });
 
-describe('the alerting pack\'s keys', () => {
-  it('defaults: aggregation by job, the exporter\'s job as selector, 200 events per window, the SRE workbook\'s burn rates', () => {
+describe("the alerting pack's keys", () => {
+  it("defaults: aggregation by job, the exporter's job as selector, 200 events per window, the SRE workbook's burn rates", () => {
     const c = loadConfig(undefined);
     expect(c.pack.aggregationLabels).toEqual(['job']);
     expect(c.pack.selector).toBe('job="zero-plane-exporter"');
     expect(c.alerts.minRequests).toBe(200);
     expect(c.slos).toMatchObject({ period: 28 * 86_400_000, hitRate: { objective: 0.994 }, latency: { objective: 0.99 } });
     // The workbook's budget shares; the factors follow the period (src/pack/slos.ts burnPairs).
-    expect(c.slos.page.map((w) => [w.budgetShare, w.long, w.short])).toEqual([[0.02, 3_600_000, 300_000], [0.05, 21_600_000, 1_800_000]]);
-    expect(c.slos.ticket.map((w) => [w.budgetShare, w.long, w.short])).toEqual([[0.1, 86_400_000, 7_200_000], [0.1, 259_200_000, 21_600_000]]);
+    expect(c.slos.page.map((w) => [w.budgetShare, w.long, w.short])).toEqual([
+      [0.02, 3_600_000, 300_000],
+      [0.05, 21_600_000, 1_800_000],
+    ]);
+    expect(c.slos.ticket.map((w) => [w.budgetShare, w.long, w.short])).toEqual([
+      [0.1, 86_400_000, 7_200_000],
+      [0.1, 259_200_000, 21_600_000],
+    ]);
     expect(c.dashboards.editable).toBe(false);
   });
 

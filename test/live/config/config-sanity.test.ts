@@ -44,9 +44,17 @@ describe('configs that would break the exporter are refused at start, naming the
 
   it('a YAML alias bomb, in the config and in the web config', () => {
     const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 1; i < 8; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    for (let i = 1; i < 8; i++)
+      levels.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      );
     const bomb = file('bomb.yml', `${levels.join('\n')}\n`);
-    for (const args of [['report', `--config.file=${bomb}`, '/dev/null'], ['serve', '--web.listen-address=127.0.0.1:0', `--web.config.file=${bomb}`]]) {
+    for (const args of [
+      ['report', `--config.file=${bomb}`, '/dev/null'],
+      ['serve', '--web.listen-address=127.0.0.1:0', `--web.config.file=${bomb}`],
+    ]) {
       const r = runCli(args);
       expect(r.code, args[0]).toBe(2);
       expect(r.stderr).toContain(`${bomb}: (top level): Excessive alias count`);

@@ -26,7 +26,11 @@ beforeAll(() => {
 
 /** No temporary file of a write left in `d` (the helper's are hidden `.NAME.tmp-…`). */
 function noTemporaries(d: string): void {
-  expect(readdirSync(d, { recursive: true }).map(String).filter((n) => n.includes('.tmp-'))).toEqual([]);
+  expect(
+    readdirSync(d, { recursive: true })
+      .map(String)
+      .filter((n) => n.includes('.tmp-')),
+  ).toEqual([]);
 }
 
 function exportTo(out: string) {
@@ -34,7 +38,7 @@ function exportTo(out: string) {
 }
 
 describe('export --out never writes through a link', () => {
-  it('a link to a file elsewhere, planted at a block\'s name: the file elsewhere is untouched, the block written in its place', () => {
+  it("a link to a file elsewhere, planted at a block's name: the file elsewhere is untouched, the block written in its place", () => {
     const out = join(dir, 'out-link');
     const elsewhere = join(dir, 'elsewhere');
     mkdirSync(out);
@@ -51,7 +55,7 @@ describe('export --out never writes through a link', () => {
     noTemporaries(out);
   });
 
-  it('a dangling link planted at a block\'s name: its target is not created', () => {
+  it("a dangling link planted at a block's name: its target is not created", () => {
     const out = join(dir, 'out-dangling');
     mkdirSync(out);
     const target = join(dir, 'never-created');
@@ -93,7 +97,7 @@ describe('generate never writes through a link', () => {
 });
 
 describe('the checkpoint and the shared helper', () => {
-  it('a name planted at the checkpoint\'s temporary file is not written through: the write fails naming the checkpoint, the link\'s target untouched', () => {
+  it("a name planted at the checkpoint's temporary file is not written through: the write fails naming the checkpoint, the link's target untouched", () => {
     const d = join(dir, 'ckpt');
     mkdirSync(d);
     const path = join(d, 'checkpoint.json');
@@ -153,7 +157,9 @@ describe('a full disk (a 1 MiB tmpfs)', () => {
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`cannot write ${mnt}/\\S+: ENOSPC`));
       noTemporaries(mnt);
-      const left = readdirSync(mnt, { recursive: true }).map(String).filter((n) => lstatSync(join(mnt, n)).isFile());
+      const left = readdirSync(mnt, { recursive: true })
+        .map(String)
+        .filter((n) => lstatSync(join(mnt, n)).isFile());
       expect(left.length).toBeGreaterThan(0);
       for (const n of left) expect(readFileSync(join(mnt, n), 'utf8'), n).toBe(readFileSync(join(reference, n), 'utf8'));
     });

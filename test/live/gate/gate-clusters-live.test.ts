@@ -12,7 +12,12 @@ import { tempDir } from '../../helpers/temp-dir.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
-  await Promise.allSettled(cleanups.splice(0).reverse().map((c) => c()));
+  await Promise.allSettled(
+    cleanups
+      .splice(0)
+      .reverse()
+      .map((c) => c()),
+  );
 });
 
 describe('two clusters, one Alertmanager', () => {
@@ -25,7 +30,10 @@ describe('two clusters, one Alertmanager', () => {
     const config = join(dir, 'zp.yml');
     writeFileSync(config, `pack:\n  aggregationLabels: [cluster, job]\ngate:\n  alertmanagers: [${JSON.stringify(am.url)}]\n  pollInterval: 500ms\n  pollTimeout: 400ms\n`);
     const gates: Record<'a' | 'b', Replica> = {} as Record<'a' | 'b', Replica>;
-    for (const [cluster, port] of [['a', portA], ['b', await freePort()]] as const) {
+    for (const [cluster, port] of [
+      ['a', portA],
+      ['b', await freePort()],
+    ] as const) {
       const p = await startCommand('serve', [`--web.listen-address=127.0.0.1:${port}`, `--config.file=${config}`, `--gate.scope=cluster=${cluster}`], 20_000);
       cleanups.push(() => p.stop());
       gates[cluster] = { port, url: `http://127.0.0.1:${port}`, process: p };
@@ -37,10 +45,14 @@ describe('two clusters, one Alertmanager', () => {
     expect(b.alerts[0]?.reason).toContain('cluster="b"');
     // a has read the API since the P0 was there, and got its push: it stays open.
     const pausedAt = Date.now();
-    const a = await waitFor(async () => {
-      const g = await gateOf(gates.a.url);
-      return g.confirmedAt !== null && Date.parse(g.confirmedAt) > pausedAt && g.sources.push.lastReceivedAt !== null ? g : undefined;
-    }, 15_000, "a's gate to poll after the P0 and receive its webhook");
+    const a = await waitFor(
+      async () => {
+        const g = await gateOf(gates.a.url);
+        return g.confirmedAt !== null && Date.parse(g.confirmedAt) > pausedAt && g.sources.push.lastReceivedAt !== null ? g : undefined;
+      },
+      15_000,
+      "a's gate to poll after the P0 and receive its webhook",
+    );
     expect(a).toMatchObject({ pauseNonCore: false, stale: false, alerts: [] });
 
     // A P0 of both clusters: each gate pauses for its own.

@@ -114,7 +114,10 @@ describe('scope', () => {
     expect(() => parseConfig('gate:\n  pollInterval: soon\n', 'zp.yml')).toThrow(/gate\.pollInterval: "soon" is not a duration/);
     expect(() => parseConfig('gate:\n  pollInterval: 10s\n  alertTtl: 5s\n', 'zp.yml')).toThrow(/gate\.alertTtl: `alertTtl` must be longer than `pollInterval`/);
     expect(() => parseConfig('gate:\n  pollInterval: 1s\n  pollTimeout: 2s\n', 'zp.yml')).toThrow(/gate\.pollTimeout/);
-    expect(parseConfig('gate:\n  alertmanagers: ["http://am-0:9093", "https://am-1:9093/am"]\n  pollInterval: 500ms\n  pollTimeout: 250ms\n', 'zp.yml').gate).toMatchObject({ pollInterval: 500, pollTimeout: 250 });
+    expect(parseConfig('gate:\n  alertmanagers: ["http://am-0:9093", "https://am-1:9093/am"]\n  pollInterval: 500ms\n  pollTimeout: 250ms\n', 'zp.yml').gate).toMatchObject({
+      pollInterval: 500,
+      pollTimeout: 250,
+    });
   });
 });
 
@@ -131,7 +134,16 @@ describe('polls of Alertmanager', () => {
     gate.pollFailed(AM[1] as string, 'connect ECONNREFUSED');
     gate.pollRoundFailed();
     const s = gate.state();
-    expect(s).toMatchObject({ stale: false, sourcesReachable: false, sources: { alertmanagers: [{ url: AM[0], up: false, error: 'connect ECONNREFUSED' }, { url: AM[1], up: false }] } });
+    expect(s).toMatchObject({
+      stale: false,
+      sourcesReachable: false,
+      sources: {
+        alertmanagers: [
+          { url: AM[0], up: false, error: 'connect ECONNREFUSED' },
+          { url: AM[1], up: false },
+        ],
+      },
+    });
     clock.now += 1_001;
     expect(gate.state()).toMatchObject({ stale: true, pauseNonCore: true });
     expect(gate.sourceErrors.get(['http://am-0:9093'])).toBe(1);
@@ -185,7 +197,13 @@ describe('AlertmanagerPoller against a loopback API', () => {
     const asked: string[] = [];
     const server = createServer((req, res) => {
       asked.push(req.url ?? '');
-      const alert = { ...seen('b1', { cluster: 'b' }), endsAt: new Date(Date.now() + 60_000).toISOString(), updatedAt: new Date().toISOString(), status: { state: 'active', silencedBy: [], inhibitedBy: [] }, receivers: [{ name: 'x' }] };
+      const alert = {
+        ...seen('b1', { cluster: 'b' }),
+        endsAt: new Date(Date.now() + 60_000).toISOString(),
+        updatedAt: new Date().toISOString(),
+        status: { state: 'active', silencedBy: [], inhibitedBy: [] },
+        receivers: [{ name: 'x' }],
+      };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([alert]));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -207,7 +225,12 @@ describe('AlertmanagerPoller against a loopback API', () => {
         pauseNonCore: true,
         stale: false,
         alerts: [{ fingerprint: 'b1', source: 'api', peer: live }],
-        sources: { alertmanagers: [{ url: dead, up: false }, { url: live, up: true, error: null }] },
+        sources: {
+          alertmanagers: [
+            { url: dead, up: false },
+            { url: live, up: true, error: null },
+          ],
+        },
       });
       expect(gate.sourceErrors.get([dead])).toBe(1);
     } finally {

@@ -23,7 +23,12 @@ const CONVERGE_MS = 15_000;
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
-  await Promise.allSettled(cleanups.splice(0).reverse().map((c) => c()));
+  await Promise.allSettled(
+    cleanups
+      .splice(0)
+      .reverse()
+      .map((c) => c()),
+  );
 });
 
 function gateConfig(dir: string, name: string, alertmanagers: readonly Alertmanager[]): string {
@@ -103,7 +108,11 @@ describe('two replicas behind HAProxy, one Alertmanager', () => {
       expect(g.alerts[0]).toMatchObject({ source: 'api', peer: am.url, reason: expect.stringContaining('priority="P0"') });
     }
     // One notification, one replica: the other replica paused from its own poll, never told by a push.
-    await waitFor(async () => ((await Promise.all(replicas.map((r) => gateOf(r.url)))).some((g) => g.sources.push.lastReceivedAt !== null) ? true : undefined), CONVERGE_MS, 'the webhook to reach a replica');
+    await waitFor(
+      async () => ((await Promise.all(replicas.map((r) => gateOf(r.url)))).some((g) => g.sources.push.lastReceivedAt !== null) ? true : undefined),
+      CONVERGE_MS,
+      'the webhook to reach a replica',
+    );
     const pushed = (await Promise.all(replicas.map((r) => gateOf(r.url)))).filter((g) => g.sources.push.lastReceivedAt !== null);
     expect(pushed).toHaveLength(1);
     expect(pushed[0]?.sources.push.from).toMatch(/^http:\/\/.+:\d+/); // Alertmanager's externalURL
@@ -121,11 +130,15 @@ describe('two replicas behind HAProxy, one Alertmanager', () => {
     // Its first answer that is not stale (serve reads before it listens; a loaded machine may make even
     // that read time out, and then it says stale, never open) is paused.
     const answers: { pauseNonCore: boolean; stale: boolean }[] = [];
-    const back = await waitFor(async () => {
-      const g = await gateOf(restarted.url);
-      answers.push({ pauseNonCore: g.pauseNonCore, stale: g.stale });
-      return g.stale ? undefined : g;
-    }, CONVERGE_MS, 'the restarted replica to read Alertmanager');
+    const back = await waitFor(
+      async () => {
+        const g = await gateOf(restarted.url);
+        answers.push({ pauseNonCore: g.pauseNonCore, stale: g.stale });
+        return g.stale ? undefined : g;
+      },
+      CONVERGE_MS,
+      'the restarted replica to read Alertmanager',
+    );
     expect(answers.filter((a) => !a.stale && !a.pauseNonCore)).toEqual([]);
     expect(back).toMatchObject({ pauseNonCore: true, stale: false, alerts: [{ source: 'api', peer: am.url }] });
     expect(back.sources.push.lastReceivedAt).toBeNull();
@@ -158,50 +171,70 @@ describe('two Alertmanagers in a mesh', () => {
     for (const am of ams) cleanups.push(() => am.daemon.stop());
     const [first, second] = ams as [Alertmanager, Alertmanager];
     // The mesh is real: each peer knows the other.
-    await waitFor(async () => {
-      const status = (await (await fetch(`${first.url}/api/v2/status`)).json()) as { cluster: { peers: unknown[]; status: string } };
-      return status.cluster.peers.length === 2 ? true : undefined;
-    }, CONVERGE_MS, 'the two Alertmanagers to form a mesh');
+    await waitFor(
+      async () => {
+        const status = (await (await fetch(`${first.url}/api/v2/status`)).json()) as { cluster: { peers: unknown[]; status: string } };
+        return status.cluster.peers.length === 2 ? true : undefined;
+      },
+      CONVERGE_MS,
+      'the two Alertmanagers to form a mesh',
+    );
     const replica = await startReplica(port, gateConfig(dir, 'ha', ams));
     cleanups.push(() => replica.process.stop());
 
     await postAlerts(ams, [p0Alert({})]);
     await waitForGate(replica.url, true, CONVERGE_MS, 'the gate to pause');
     // A push may come first; the read it starts confirms the alert from the first Alertmanager.
-    const seen = await waitFor(async () => {
-      const g = await gateOf(replica.url);
-      return g.alerts[0]?.source === 'api' ? g : undefined;
-    }, CONVERGE_MS, 'the gate to read the P0 from the API');
+    const seen = await waitFor(
+      async () => {
+        const g = await gateOf(replica.url);
+        return g.alerts[0]?.source === 'api' ? g : undefined;
+      },
+      CONVERGE_MS,
+      'the gate to read the P0 from the API',
+    );
     expect(seen.alerts[0]).toMatchObject({ source: 'api', peer: first.url });
     // Both listed, in order; the second is asked only when the first does not answer in time.
     expect(seen.sources.alertmanagers.map((s) => s.url)).toEqual([first.url, second.url]);
     expect(seen.sources.alertmanagers[0]?.up).toBe(true);
 
     await first.daemon.stop();
-    const viaSecond = await waitFor(async () => {
-      const g = await gateOf(replica.url);
-      return g.alerts[0]?.peer === second.url ? g : undefined;
-    }, CONVERGE_MS, 'the gate to read the second Alertmanager');
+    const viaSecond = await waitFor(
+      async () => {
+        const g = await gateOf(replica.url);
+        return g.alerts[0]?.peer === second.url ? g : undefined;
+      },
+      CONVERGE_MS,
+      'the gate to read the second Alertmanager',
+    );
     expect(viaSecond).toMatchObject({ pauseNonCore: true, stale: false, sourcesReachable: true });
     expect(viaSecond.sources.alertmanagers[0]).toMatchObject({ url: first.url, up: false, error: expect.stringMatching(/fetch failed|ECONNREFUSED/) });
     expect(await metric(replica.url, `zero_plane_gate_source_errors_total{source="${first.url}"}`)).toBeGreaterThan(0);
 
     // Both gone: the gate says it cannot tell, the page too, and each client follows its failOpen.
     await second.daemon.stop();
-    const stale = await waitFor(async () => {
-      const g = await gateOf(replica.url);
-      return g.stale ? g : undefined;
-    }, CONVERGE_MS, 'the gate to say it is stale');
+    const stale = await waitFor(
+      async () => {
+        const g = await gateOf(replica.url);
+        return g.stale ? g : undefined;
+      },
+      CONVERGE_MS,
+      'the gate to say it is stale',
+    );
     expect(stale).toMatchObject({ sourcesReachable: false, pauseNonCore: true });
     const signals = (await (await fetch(`${replica.url}/api/v1/signals`)).json()) as { gate: { stale: boolean } };
     expect(signals.gate.stale).toBe(true);
     for (const failOpen of [true, false]) {
       const client = gateClient({ url: replica.url, pollInterval: 100, failOpen, warn: () => undefined });
       try {
-        const decision = await waitFor(async () => {
-          const d = await client.decide('non-core');
-          return d.reason === 'paused' ? undefined : d;
-        }, CONVERGE_MS, 'the client to apply failOpen');
+        const decision = await waitFor(
+          async () => {
+            const d = await client.decide('non-core');
+            return d.reason === 'paused' ? undefined : d;
+          },
+          CONVERGE_MS,
+          'the client to apply failOpen',
+        );
         expect(decision).toEqual(failOpen ? { allowed: true, reason: 'fail_open' } : { allowed: false, reason: 'fail_closed' });
       } finally {
         client.close();

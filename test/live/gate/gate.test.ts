@@ -62,7 +62,15 @@ interface Harness {
 
 const servers: Server[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((resolve) => { s.close(() => resolve()); s.closeAllConnections(); })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          s.closeAllConnections();
+        }),
+    ),
+  );
 });
 
 async function start(opts: { bearerToken?: string; pauseLabel?: string; pauseValue?: string; gate?: LoadSheddingGate } = {}): Promise<Harness> {

@@ -27,7 +27,10 @@ afterEach(async () => {
 async function serve(gate: Record<string, unknown> = {}): Promise<{ url: string; logs: Record<string, unknown>[] }> {
   const logs: Record<string, unknown>[] = [];
   const config = configSchema.parse({ web: { listenAddress: '127.0.0.1:0' }, gate });
-  const server = await startServe(config, createLogger('info', (line) => logs.push(JSON.parse(line) as Record<string, unknown>)));
+  const server = await startServe(
+    config,
+    createLogger('info', (line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
+  );
   running.push(server);
   return { url: server.url, logs };
 }
@@ -50,7 +53,18 @@ function p0(i: number, status: 'firing' | 'resolved' = 'firing') {
 }
 
 function notification(alerts: unknown[]): string {
-  return JSON.stringify({ receiver: 'load-shedding-gate', status: 'firing', alerts, groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am:9093', version: '4', groupKey: '{}:{}', truncatedAlerts: 0 });
+  return JSON.stringify({
+    receiver: 'load-shedding-gate',
+    status: 'firing',
+    alerts,
+    groupLabels: {},
+    commonLabels: {},
+    commonAnnotations: {},
+    externalURL: 'http://am:9093',
+    version: '4',
+    groupKey: '{}:{}',
+    truncatedAlerts: 0,
+  });
 }
 
 async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {

@@ -95,7 +95,7 @@ describe('backtest and export against Prometheus 2.42 (promtool backfill, the ge
     expect(start % STEP_S).toBe(0);
   });
 
-  it('at every step the four signals, the share above the ceiling and the traffic guard are Prometheus\' bit for bit', async () => {
+  it("at every step the four signals, the share above the ceiling and the traffic guard are Prometheus' bit for bit", async () => {
     const series = async (q: string) => byTime(await queryRange(q));
     const hitRate = await series('zero_plane:hit_rate:ratio_rate5m');
     const above = await series('zero_plane:latency_above_ceiling:ratio_rate5m');
@@ -132,7 +132,7 @@ describe('backtest and export against Prometheus 2.42 (promtool backfill, the ge
     expect(backtest.steps.slice(1, 100).every((r) => r.degraded === 0 && (r.aboveCeiling ?? 0) < 0.01)).toBe(true);
   });
 
-  it('the P0 expression holds in Prometheus exactly where the backtest\'s P0 is pending or firing, and its for: / keep_firing_for: give the same interval', async () => {
+  it("the P0 expression holds in Prometheus exactly where the backtest's P0 is pending or firing, and its for: / keep_firing_for: give the same interval", async () => {
     const rule = alerts.find((a) => a.alert === 'ZeroPlaneP0DriftWithDegraded') as AlertingRule;
     const holds = new Set((await queryRange(rule.expr)).flatMap((s) => s.values.map(([t]) => t)));
     const forS = (parseDuration(rule.for ?? '0s') ?? 0) / 1000;
@@ -153,9 +153,10 @@ describe('backtest and export against Prometheus 2.42 (promtool backfill, the ge
     expect(Date.parse(backtest.firstP0?.end as string)).toBeLessThan(Date.UTC(2024, 4, 7, 2, 0, 0));
   });
 
-  it('the shipped overview dashboard, on the backfilled blocks, shows the P0 at the same steps and the backtest\'s hit rate', async () => {
+  it("the shipped overview dashboard, on the backfilled blocks, shows the P0 at the same steps and the backtest's hit rate", async () => {
     const overview = JSON.parse(renderDashboards(defaultConfig()).get(`${DASHBOARD_UIDS[0]}.json`) as string) as Dashboard;
-    const panel = (title: string) => expand(allPanels(overview).find((p) => p.title === title)?.targets?.[0]?.expr as string, { rateInterval: '1m', interval: '30s', range: '1h', variableValue: '.+' });
+    const panel = (title: string) =>
+      expand(allPanels(overview).find((p) => p.title === title)?.targets?.[0]?.expr as string, { rateInterval: '1m', interval: '30s', range: '1h', variableValue: '.+' });
     const p0Panel = new Set((await queryRange(panel('P0: p99 above the ceiling with degraded requests'))).flatMap((s) => s.values.filter(([, v]) => Number(v) > 0).map(([t]) => t)));
     const rule = alerts.find((a) => a.alert === 'ZeroPlaneP0DriftWithDegraded') as AlertingRule;
     const p0Rule = new Set((await queryRange(rule.expr)).flatMap((s) => s.values.map(([t]) => t)));

@@ -100,7 +100,10 @@ function generate(seed: number, index: number): Generated {
     const slow = spike ? 60 : (scenario.slow[k] as number);
     const misses = spike ? 40 : (scenario.misses[k] as number);
     // Which of the step's hits are slow, warm-up misses, degraded (one every other step: the P0 needs some).
-    const order = shuffle(rng, Array.from({ length: hits }, (_, i) => i));
+    const order = shuffle(
+      rng,
+      Array.from({ length: hits }, (_, i) => i),
+    );
     const slowSet = new Set(order.slice(0, slow));
     const missSet = new Set(shuffle(rng, order).slice(0, scenario.warmupMiss));
     const degraded = s % 2 === 0 ? (order[hits - 1] as number) : -1;
@@ -175,7 +178,10 @@ beforeAll(async () => {
   const all = pack.groups.flatMap((g) => g.rules);
   const rules = all.filter((r): r is RecordingRule => 'record' in r);
   alerts = all.filter((r): r is AlertingRule => 'alert' in r);
-  recorded = await prometheus.evaluateRules(rules, runs.map((r) => r.range));
+  recorded = await prometheus.evaluateRules(
+    rules,
+    runs.map((r) => r.range),
+  );
 }, 540_000);
 
 afterAll(async () => {
@@ -195,12 +201,15 @@ describe('backtest against Prometheus 2.42 over the backfilled export, at exact 
   it('every seed ran, with many series per group and the spike firing alerts', () => {
     for (const r of runs) {
       expect(r.result.summary.records, `seed ${r.seed}`).toBeGreaterThan(15_000);
-      expect(r.result.alerts.some((a) => a.intervals.length > 0), `seed ${r.seed}: something fires`).toBe(true);
+      expect(
+        r.result.alerts.some((a) => a.intervals.length > 0),
+        `seed ${r.seed}: something fires`,
+      ).toBe(true);
     }
     expect(new Set(runs.map((r) => r.scenario.name)).size).toBe(SCENARIOS.length);
   });
 
-  it('at every step every signal is Prometheus\' value bit for bit (requests, hit requests, hit rate, above ceiling, p99 drift, degraded, warm-up)', () => {
+  it("at every step every signal is Prometheus' value bit for bit (requests, hit requests, hit rate, above ceiling, p99 drift, degraded, warm-up)", () => {
     for (const [i, run] of runs.entries()) {
       const series = {
         requests: recordedSeries('zero_plane:requests:rate5m', i),
@@ -253,13 +262,11 @@ describe('backtest against Prometheus 2.42 over the backfilled export, at exact 
     sides('zero_plane:hit_rate:ratio_rate5m', 'hit rate at 99.4 %', '<', 0.994);
   });
 
-  it('every alert of every seed fires over exactly the intervals Prometheus\' own expression, for: and keep_firing_for: give', async () => {
+  it("every alert of every seed fires over exactly the intervals Prometheus' own expression, for: and keep_firing_for: give", async () => {
     let compared = 0;
     for (const run of runs) {
       for (const rule of alerts) {
-        const outcomes = run.result.alerts.filter(
-          (a) => a.alert === rule.alert && ['long_window', 'short_window'].every((k) => a.labels[k] === rule.labels?.[k]),
-        );
+        const outcomes = run.result.alerts.filter((a) => a.alert === rule.alert && ['long_window', 'short_window'].every((k) => a.labels[k] === rule.labels?.[k]));
         if (outcomes.length === 0) continue; // an alert on the exporter itself: not in a log
         const forS = (parseDuration(rule.for ?? '0s') ?? 0) / 1000;
         const keepS = (parseDuration(rule.keep_firing_for ?? '0s') ?? 0) / 1000;

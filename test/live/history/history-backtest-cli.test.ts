@@ -81,7 +81,7 @@ describe('backtest', () => {
     expect(r.stdout).toMatch(/\nFirst P0: 2024-05-07T00:2\d:\d0Z \(its condition held from 2024-05-07T00:2\d:\d0Z; peak \d+\.\d\d % of Zero-Plane requests above the ceiling/);
     expect(r.stdout).toMatch(/\n {2}ZeroPlaneP0DriftWithDegraded +2024-05-07T00:2\d:\d0Z – 2024-05-07T00:[45]\d:\d0Z \(\d+m(\d+s)?\), peak/);
     expect(r.stdout).toMatch(/\n {2}ZeroPlaneHitRateLow +never\n/);
-    expect(r.stdout).toContain('Not evaluated (the exporter\'s own health, not in a log)');
+    expect(r.stdout).toContain("Not evaluated (the exporter's own health, not in a log)");
   });
 
   it('reads stdin (-) as it reads a file', () => {

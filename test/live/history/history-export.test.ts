@@ -47,7 +47,16 @@ function bySeries(samples: Sample[]): Map<string, Sample[]> {
 }
 
 beforeAll(() => {
-  const lines = heldOutLog({ startMs: START, rate: 1, bad: true, phases: [{ minutes: 20, slow: 0, degraded: 0 }, { minutes: 20, slow: 0.3, degraded: 0.05 }, { minutes: 20, slow: 0, degraded: 0 }] }).lines;
+  const lines = heldOutLog({
+    startMs: START,
+    rate: 1,
+    bad: true,
+    phases: [
+      { minutes: 20, slow: 0, degraded: 0 },
+      { minutes: 20, slow: 0.3, degraded: 0.05 },
+      { minutes: 20, slow: 0, degraded: 0 },
+    ],
+  }).lines;
   writeFileSync(log, `${lines.join('\n')}\n`);
   const r = runCliToFile(['export', '--format', 'openmetrics', log], out);
   expect(r.code, r.stderr).toBe(0);
@@ -96,7 +105,7 @@ describe('export --format openmetrics', () => {
     expect(readdirSync(join(dir, 'blocks')).filter((d) => /^[0-9A-Z]{26}$/.test(d))).toHaveLength(2);
   });
 
-  it('is accepted, one timestamp at a time, by Debian\'s python3-prometheus-client OpenMetrics parser', () => {
+  it("is accepted, one timestamp at a time, by Debian's python3-prometheus-client OpenMetrics parser", () => {
     // Each timestamp's samples, with every family's metadata, as one exposition.
     const blocks: { header: string; lines: string[] }[] = [];
     for (const line of text.split('\n')) {
@@ -118,13 +127,15 @@ describe('export --format openmetrics', () => {
     }
   });
 
-  it('(why one timestamp at a time) that parser drops the second point of a timestamped series: the OpenMetrics spec\'s own example loses a sample', () => {
+  it("(why one timestamp at a time) that parser drops the second point of a timestamped series: the OpenMetrics spec's own example loses a sample", () => {
     // The "correct example where there were multiple MetricPoints" of the OpenMetrics 1.0 spec.
-    const spec = '# TYPE foo_seconds summary\n# UNIT foo_seconds seconds\nfoo_seconds_count{a="bb"} 0 123\nfoo_seconds_sum{a="bb"} 0 123\nfoo_seconds_count{a="bb"} 0 456\nfoo_seconds_sum{a="bb"} 0 456\n# EOF\n';
+    const spec =
+      '# TYPE foo_seconds summary\n# UNIT foo_seconds seconds\nfoo_seconds_count{a="bb"} 0 123\nfoo_seconds_sum{a="bb"} 0 123\nfoo_seconds_count{a="bb"} 0 456\nfoo_seconds_sum{a="bb"} 0 456\n# EOF\n';
     const parsed = pythonOpenMetrics(spec);
     expect(parsed).toEqual({ ok: true, families: [{ name: 'foo_seconds', type: 'summary', unit: 'seconds', samples: 3 }] });
     // And a histogram with two points is refused outright, though it is valid OpenMetrics.
-    const histogram = '# TYPE h histogram\nh_bucket{le="1.0"} 0 123\nh_bucket{le="+Inf"} 0 123\nh_count 0 123\nh_sum 0 123\nh_bucket{le="1.0"} 1 456\nh_bucket{le="+Inf"} 1 456\nh_count 1 456\nh_sum 1 456\n# EOF\n';
+    const histogram =
+      '# TYPE h histogram\nh_bucket{le="1.0"} 0 123\nh_bucket{le="+Inf"} 0 123\nh_count 0 123\nh_sum 0 123\nh_bucket{le="1.0"} 1 456\nh_bucket{le="+Inf"} 1 456\nh_count 1 456\nh_sum 1 456\n# EOF\n';
     expect(pythonOpenMetrics(histogram)).toEqual({ ok: false, error: '+Inf bucket missing: h' });
   });
 

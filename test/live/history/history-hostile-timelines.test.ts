@@ -52,7 +52,7 @@ async function exportText(files: string[]) {
 }
 
 describe('hostile timelines', () => {
-  it('a stale clock\'s three lines before the real hour: skipped as time outliers; backtest and export exactly as for the real hour alone', async () => {
+  it("a stale clock's three lines before the real hour: skipped as time outliers; backtest and export exactly as for the real hour alone", async () => {
     const clean = file(real);
     const stale = file([...staleBurst, ...real]);
     const a = await rowsOf([clean]);
@@ -87,7 +87,7 @@ describe('hostile timelines', () => {
     expect((JSON.parse(r.stdout) as { parseErrors: Record<string, number> }).parseErrors.bad_timestamp).toBe(4);
   });
 
-  it('two hosts whose clocks are 3 days apart, one line each in turn in one file: all 400 kept, as the two hosts\' logs read as two files', async () => {
+  it("two hosts whose clocks are 3 days apart, one line each in turn in one file: all 400 kept, as the two hosts' logs read as two files", async () => {
     const lines = real.slice(0, 400).map((l, i) => (i % 2 === 1 ? retimed(l, 3 * DAY) : l));
     const merged = await rowsOf([file(lines)]);
     expect(merged.result.summary.records).toBe(400);
@@ -160,7 +160,10 @@ describe('hostile timelines', () => {
     const lines = [...real.slice(0, 30).map((l, i) => retimed(l, `2000-01-01T00:00:${String(10 + i).padStart(2, '0')}.000Z`)), ...real];
     const tmp = join(dir, 'tmp-term');
     mkdirSync(tmp);
-    const child = spawn(process.execPath, [BIN, 'export', '--max-blocks', '1000000', '--max-scratch', '1TiB', file(lines)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TMPDIR: tmp } });
+    const child = spawn(process.execPath, [BIN, 'export', '--max-blocks', '1000000', '--max-scratch', '1TiB', file(lines)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, TMPDIR: tmp },
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const ended = new Promise<number | null>((resolve) => child.once('exit', (code, sig) => resolve(code ?? (sig === null ? null : 128 + constants.signals[sig]))));

@@ -27,7 +27,13 @@ type Autocannon = (opts: { url: string; connections: number; amount: number; tim
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const line = (latencyMs: number, model: string) =>
-  JSON.stringify({ latency_ms: latencyMs, status: 200, model, route: '/v1/messages', response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=hit, degraded=?0, mode=balanced' } });
+  JSON.stringify({
+    latency_ms: latencyMs,
+    status: 200,
+    model,
+    route: '/v1/messages',
+    response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=hit, degraded=?0, mode=balanced' },
+  });
 /** 18 good lines and 2 bad ones (one invalid JSON, one without latency). */
 const BODY = `${[...Array.from({ length: 9 }, (_, i) => line(170 + i, 'claude-sonnet')), 'not json', ...Array.from({ length: 9 }, (_, i) => line(180 + i, 'claude-haiku')), '{"status":200}'].join('\n')}\n`;
 const GOOD_PER_BODY = 18;

@@ -79,7 +79,10 @@ describe('slow ingest bodies do not hold the in-flight budget', () => {
       // All clients are 127.0.0.1 here: one source, given the whole budget (the per-source share is tested in reliability-ingest-slow-drip).
       ingest: { enabled: true, maxBodyBytes: 4096, maxInFlightBytes: 3 * 3072, maxInFlightBytesPerSource: 3 * 3072, bodyReadTimeout: '3s' },
     });
-    const server = await startServe(config, createLogger('debug', (line) => logs.push(JSON.parse(line) as Record<string, unknown>)));
+    const server = await startServe(
+      config,
+      createLogger('debug', (line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
+    );
     running.push(server);
     const url = server.url;
 

@@ -32,7 +32,14 @@ async function drip(port: number, address: string): Promise<number[]> {
   while (!stopDrip) {
     statuses.push(
       await new Promise<number>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/api/v1/ingest', method: 'POST', localAddress: address, headers: { 'content-type': 'application/x-ndjson', 'content-length': String(256 * KIB) } });
+        const req = request({
+          host: '127.0.0.1',
+          port,
+          path: '/api/v1/ingest',
+          method: 'POST',
+          localAddress: address,
+          headers: { 'content-type': 'application/x-ndjson', 'content-length': String(256 * KIB) },
+        });
         open.add(req);
         let timer: NodeJS.Timeout | undefined;
         const done = (status: number) => {
@@ -71,7 +78,10 @@ describe('slow-drip ingest from 50 reconnecting addresses', () => {
         slowSourceCooldown: '30s',
       },
     });
-    const server = await startServe(config, createLogger('error', () => undefined));
+    const server = await startServe(
+      config,
+      createLogger('error', () => undefined),
+    );
     running.push(server);
     const port = Number(new URL(server.url).port);
     stopDrip = false;
@@ -98,7 +108,10 @@ describe('slow-drip ingest from 50 reconnecting addresses', () => {
     // accepted: before the fix all of them got 429 (the drips reconnect and hold the budget).
     const late = ordinary.filter((o) => o.at >= 4_000);
     expect(late.length).toBeGreaterThanOrEqual(5);
-    expect(late.map((o) => o.status), JSON.stringify(ordinary)).toEqual(late.map(() => 200));
+    expect(
+      late.map((o) => o.status),
+      JSON.stringify(ordinary),
+    ).toEqual(late.map(() => 200));
     // Exactly the ordinary client's lines were counted.
     const text = await (await fetch(`${server.url}/metrics`)).text();
     expect(sample(text, 'zero_plane_exporter_lines_total{source="http"}')).toBe(100 * ordinary.filter((o) => o.status === 200).length);

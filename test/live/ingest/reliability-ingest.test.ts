@@ -33,7 +33,10 @@ afterEach(async () => {
 async function serve(ingest: Record<string, unknown>): Promise<{ url: string; logs: Record<string, unknown>[] }> {
   const logs: Record<string, unknown>[] = [];
   const config = configSchema.parse({ web: { listenAddress: '127.0.0.1:0' }, input: { maxLineBytes: MAX_LINE }, ingest });
-  const server = await startServe(config, createLogger('debug', (line) => logs.push(JSON.parse(line) as Record<string, unknown>)));
+  const server = await startServe(
+    config,
+    createLogger('debug', (line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
+  );
   running.push(server);
   return { url: server.url, logs };
 }
@@ -114,7 +117,9 @@ describe('HTTP ingest: accepted and rejected are exactly what /metrics counts', 
   it('many requests in parallel: the sum of the responses is the sum in /metrics', async () => {
     const { url } = await serve({ enabled: true });
     const before = await counted(url);
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => ingest(url, i % 2 === 0 ? MIXED : gzipSync(MIXED), i % 2 === 0 ? undefined : { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => ingest(url, i % 2 === 0 ? MIXED : gzipSync(MIXED), i % 2 === 0 ? undefined : { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' })),
+    );
     const accepted = results.reduce((n, r) => n + (r.body.accepted as number), 0);
     const rejected = results.reduce((n, r) => n + (r.body.rejected as number), 0);
     expect(accepted).toBe(240);

@@ -41,7 +41,7 @@ describe('OpenMetrics numbers', () => {
   });
 });
 
-describe('OpenMetrics exposition of the exporter\'s families', () => {
+describe("OpenMetrics exposition of the exporter's families", () => {
   it('ends with # EOF, has no blank line, declares units and writes counters as <family>_total with _created', async () => {
     const before = Date.now();
     const m = metricsWithTraffic();
@@ -63,7 +63,7 @@ describe('OpenMetrics exposition of the exporter\'s families', () => {
     expect(text).toMatch(/# TYPE process_cpu_seconds counter\n# UNIT process_cpu_seconds seconds\n# HELP process_cpu_seconds [^\n]+\nprocess_cpu_seconds_total \S+\nprocess_cpu_seconds_created \S+\n/);
   });
 
-  it('is accepted by Debian\'s python3-prometheus-client OpenMetrics parser, every family with its type and unit', async () => {
+  it("is accepted by Debian's python3-prometheus-client OpenMetrics parser, every family with its type and unit", async () => {
     const m = metricsWithTraffic();
     const families = [...m.families(), new GaugeFamily('zero_plane_p99_drift_tolerance_ratio', 'Configured drift tolerance.', [])];
     const text = await buildRegistry(families, 'test').metrics('openmetrics');
@@ -127,7 +127,7 @@ describe('OpenMetrics exposition of the exporter\'s families', () => {
 });
 
 describe('content negotiation', () => {
-  it('answers OpenMetrics to Prometheus\' own Accept header and to a plain request for it', () => {
+  it("answers OpenMetrics to Prometheus' own Accept header and to a plain request for it", () => {
     expect(prefersOpenMetrics(PROMETHEUS_ACCEPT)).toBe(true);
     expect(prefersOpenMetrics('application/openmetrics-text')).toBe(true);
     expect(prefersOpenMetrics('application/openmetrics-text; version=1.0.0; charset=utf-8')).toBe(true);

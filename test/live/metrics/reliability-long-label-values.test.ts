@@ -29,7 +29,7 @@ const MAX_OVERFLOW_SETS = 12;
 /** ~330 KB each (`kb` KB), distinct in their first bytes, in 1-, 2- and 3-byte UTF-8 characters. */
 const longModel = (i: number, kb = 330) => `${i}-${'m'.repeat(kb * 1000 - 10)}`;
 const longRoute = (i: number, kb = 330) => `/${i}/${'é'.repeat(kb * 500 - 10)}`;
-const longCohort = (i: number, kb = 330) => `${i}-${'✓'.repeat(Math.floor(kb * 1000 / 3) - 10)}`;
+const longCohort = (i: number, kb = 330) => `${i}-${'✓'.repeat(Math.floor((kb * 1000) / 3) - 10)}`;
 
 function record(model: string, route: string, cohort: string, latencyMs = 183): string {
   return JSON.stringify({ latency_ms: latencyMs, status: 200, model, route, cohort, response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1' } });
@@ -56,7 +56,10 @@ afterEach(async () => {
 
 async function serve(overrides: Record<string, unknown>): Promise<{ server: RunningServer; config: Config }> {
   const config = configSchema.parse({ web: { listenAddress: '127.0.0.1:0' }, ...overrides });
-  const server = await startServe(config, createLogger('error', () => {}));
+  const server = await startServe(
+    config,
+    createLogger('error', () => {}),
+  );
   running.push(server);
   return { server, config };
 }
@@ -80,10 +83,14 @@ async function scrape(url: string): Promise<Scrape> {
 }
 
 async function linesRead(url: string, source: string, n: number): Promise<void> {
-  await waitFor(async () => {
-    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
-    return sumOf(parseSamples(text), 'zero_plane_exporter_lines_total', { source }) === n ? true : undefined;
-  }, 15_000, `${n} lines from ${source}`);
+  await waitFor(
+    async () => {
+      const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+      return sumOf(parseSamples(text), 'zero_plane_exporter_lines_total', { source }) === n ? true : undefined;
+    },
+    15_000,
+    `${n} lines from ${source}`,
+  );
 }
 
 /** Every label value of every sample fits the limit. */

@@ -31,10 +31,14 @@ beforeAll(async () => {
   server = await startServe([log]);
   appendedAt = Date.now();
   appendFileSync(log, line('claude-sonnet-4'));
-  await waitFor(async () => {
-    const t = await (await fetch(`${server.url}/metrics`)).text();
-    return sample(t, 'zero_plane_window_requests') === 1 ? true : undefined;
-  }, 5_000, 'the first line in /metrics');
+  await waitFor(
+    async () => {
+      const t = await (await fetch(`${server.url}/metrics`)).text();
+      return sample(t, 'zero_plane_window_requests') === 1 ? true : undefined;
+    },
+    5_000,
+    'the first line in /metrics',
+  );
   const started = await startPrometheus(requireBinary('prometheus'), { dir, rules: 'groups: []\n', scrapeTarget: server.url.replace('http://', '') });
   promUrl = started.url;
   prometheus = started.daemon;
@@ -46,7 +50,7 @@ afterAll(async () => {
 });
 
 describe('serve: OpenMetrics on /metrics', () => {
-  it('answers OpenMetrics to Prometheus\' Accept header, accepted by Debian\'s python3-prometheus-client parser', async () => {
+  it("answers OpenMetrics to Prometheus' Accept header, accepted by Debian's python3-prometheus-client parser", async () => {
     const res = await fetch(`${server.url}/metrics`, { headers: { accept: PROMETHEUS_ACCEPT } });
     expect(res.headers.get('content-type')).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
     expect(res.headers.get('vary')).toBe('Accept, Accept-Encoding');
@@ -70,10 +74,14 @@ describe('serve: OpenMetrics on /metrics', () => {
   });
 
   it('is scraped by Prometheus 2.42 in OpenMetrics: the counters as usual, each _created as a series of its own', async () => {
-    const created = await waitFor(async () => {
-      const r = await query('zero_plane_requests_created{model="claude-sonnet-4"}');
-      return r.length > 0 ? r : undefined;
-    }, 15_000, 'Prometheus to scrape the exporter');
+    const created = await waitFor(
+      async () => {
+        const r = await query('zero_plane_requests_created{model="claude-sonnet-4"}');
+        return r.length > 0 ? r : undefined;
+      },
+      15_000,
+      'Prometheus to scrape the exporter',
+    );
     expect(Number(created[0]?.value[1]) * 1000).toBeGreaterThanOrEqual(appendedAt - 1);
     expect((await query('zero_plane_requests_total{model="claude-sonnet-4"}'))[0]?.value[1]).toBe('1');
     expect((await query('up{job="zero-plane-exporter"}'))[0]?.value[1]).toBe('1');

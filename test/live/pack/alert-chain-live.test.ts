@@ -34,7 +34,7 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
   beforeAll(async () => {
     dir = tempDir('zp-chain-');
     log = join(dir, 'gateway.log');
-  traffic = new ZeroPlaneStream(log, { slow: (i) => i < 4 });
+    traffic = new ZeroPlaneStream(log, { slow: (i) => i < 4 });
     writeFileSync(log, '');
     const tokenFile = join(dir, 'gate.token');
     writeFileSync(tokenFile, `${TOKEN}\n`);
@@ -55,10 +55,14 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
   it('a healthy log never pauses the gate, while the rules do see it', async () => {
     traffic.start('healthy');
     // The chain is live: the recording rules have the exporter's numbers...
-    await waitFor(async () => {
-      const r = await promQuery(promUrl, 'zero_plane:hit_rate:ratio_rate10s');
-      return r.length === 1 && Number(r[0]?.value[1]) === 1 ? true : undefined;
-    }, 20_000, 'Prometheus to record the hit rate');
+    await waitFor(
+      async () => {
+        const r = await promQuery(promUrl, 'zero_plane:hit_rate:ratio_rate10s');
+        return r.length === 1 && Number(r[0]?.value[1]) === 1 ? true : undefined;
+      },
+      20_000,
+      'Prometheus to record the hit rate',
+    );
     // ...and for a further 6 s of healthy traffic the gate stays open.
     const until = Date.now() + 6_000;
     while (Date.now() < until) {
@@ -70,10 +74,14 @@ describe('exporter → Prometheus → Alertmanager → load-shedding gate', () =
 
   it('drift with degraded requests pauses non-core calls through the P0, and the pause ends when it resolves', async () => {
     traffic.start('drifting');
-    const paused = await waitFor(async () => {
-      const g = await gate();
-      return g.pauseNonCore ? g : undefined;
-    }, 30_000, 'the P0 to reach the gate');
+    const paused = await waitFor(
+      async () => {
+        const g = await gate();
+        return g.pauseNonCore ? g : undefined;
+      },
+      30_000,
+      'the P0 to reach the gate',
+    );
     expect(paused.alerts.map((a) => a.alertname)).toEqual(['ZeroPlaneP0DriftWithDegraded']);
     expect(paused.since).not.toBeNull();
     const metrics = await (await fetch(`${exporter.url}/metrics`)).text();

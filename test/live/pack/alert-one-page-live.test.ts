@@ -104,8 +104,7 @@ function oldRouting(am: AmConfig): void {
   ];
 }
 /** Alerts that fired at any point of the last `range`. */
-const firedDuring = async (range: string) =>
-  new Set((await query(`max_over_time(ALERTS{alertstate="firing"}[${range}])`)).map((s) => s.metric.alertname));
+const firedDuring = async (range: string) => new Set((await query(`max_over_time(ALERTS{alertstate="firing"}[${range}])`)).map((s) => s.metric.alertname));
 
 beforeAll(async () => {
   const promBin = requireBinary('prometheus');
@@ -116,10 +115,7 @@ beforeAll(async () => {
   exporter = await startServe([log]);
   committed = await startSink();
   control = await startSink();
-  const targets = [
-    await startAlertmanager(committed),
-    await startAlertmanager(control, oldRouting),
-  ];
+  const targets = [await startAlertmanager(committed), await startAlertmanager(control, oldRouting)];
   const started = await startPrometheus(promBin, {
     dir,
     rules: renderPack(PACK).get('zero-plane.rules.yml') as string,
@@ -146,10 +142,14 @@ describe('one incident, one page (live Prometheus and Alertmanager 0.25)', () =>
     traffic.start('drifting');
     // Every page-worthy alert of the incident fires. Which comes first is a race (the burn alert has no
     // `for`, the P0 waits 2 s), on a busy machine either may open the page: the count of pages is the claim.
-    await waitFor(async () => {
-      const fired = await firedDuring('1m');
-      return fired.has(P0) && fired.has('ZeroPlaneCanaryRollback') && fired.has('ZeroPlaneLatencyBudgetBurn') ? true : undefined;
-    }, 40_000, 'the P0, the canary rollback and the latency budget burn to fire');
+    await waitFor(
+      async () => {
+        const fired = await firedDuring('1m');
+        return fired.has(P0) && fired.has('ZeroPlaneCanaryRollback') && fired.has('ZeroPlaneLatencyBudgetBurn') ? true : undefined;
+      },
+      40_000,
+      'the P0, the canary rollback and the latency budget burn to fire',
+    );
     // A dip: 12 s of healthy traffic empties the 10 s window for a moment, then the incident goes on.
     traffic.start('healthy');
     await sleep(12_000);

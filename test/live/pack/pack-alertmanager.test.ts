@@ -76,7 +76,11 @@ describe('example Alertmanager routing (amtool config routes test)', () => {
     for (const a of alerts) {
       const labels: Record<string, string> = { ...a.labels, ...group, alertname: a.alert as string };
       const expected = labels.priority === 'P0' ? PAGE_AND_GATE : labels.severity === 'critical' ? R.pager : R.chat;
-      const r = routesTest(file, expected, Object.entries(labels).map(([k, v]) => `${k}=${v}`));
+      const r = routesTest(
+        file,
+        expected,
+        Object.entries(labels).map(([k, v]) => `${k}=${v}`),
+      );
       expect(r.code, `${a.alert}: ${r.out}`).toBe(0);
       expect(r.stdout.trim(), a.alert).toBe(expected);
     }
@@ -144,7 +148,7 @@ describe('P0 inhibition on a real Alertmanager (loopback)', () => {
     await sink?.close();
   }, 15_000);
 
-  it('the P0 mutes its own job\'s drift, degraded, canary and latency-budget alerts, nothing else; a burn page mutes its ticket', async () => {
+  it("the P0 mutes its own job's drift, degraded, canary and latency-budget alerts, nothing else; a burn page mutes its ticket", async () => {
     const am = await runAlertmanager(defaultConfig(), sink);
     daemons.push(am.daemon);
     const alert = (alertname: string, job: string, labels: Record<string, string>) => ({ labels: { alertname, job, ...labels } });
@@ -190,7 +194,7 @@ describe('P0 inhibition on a real Alertmanager (loopback)', () => {
     expect(byKey.get('ZeroPlaneHitRateBudgetBurn/zp-a/1d')?.status.inhibitedBy).toEqual([byKey.get('ZeroPlaneHitRateBudgetBurn/zp-a/1h')?.fingerprint]);
   }, 30_000);
 
-  it('aggregationLabels [cluster, namespace, job]: the P0 in one cluster mutes that cluster\'s alerts only, for the same job', async () => {
+  it("aggregationLabels [cluster, namespace, job]: the P0 in one cluster mutes that cluster's alerts only, for the same job", async () => {
     const am = await runAlertmanager(KUBE, sink);
     daemons.push(am.daemon);
     const at = (cluster: string, alertname: string, labels: Record<string, string>) => ({

@@ -56,7 +56,11 @@ describe('alerting pack', () => {
     expect(readdirSync(cwd)).toEqual([]);
     expect(readdirSync(dir)).toEqual([]);
     // Every part named: written where named.
-    const all = runCli(['generate', '--out', join(dir, 'rules'), `--dashboards.out=${join(dir, 'd')}`, `--mixin.out=${join(dir, 'm')}`, `--deploy.out=${join(dir, 'k')}`, '--log.level=warn'], undefined, cwd);
+    const all = runCli(
+      ['generate', '--out', join(dir, 'rules'), `--dashboards.out=${join(dir, 'd')}`, `--mixin.out=${join(dir, 'm')}`, `--deploy.out=${join(dir, 'k')}`, '--log.level=warn'],
+      undefined,
+      cwd,
+    );
     expect(all.code, all.stderr).toBe(0);
     expect(readdirSync(dir).sort()).toEqual(['d', 'k', 'm', 'rules']);
     expect(readdirSync(cwd)).toEqual([]);
@@ -98,7 +102,9 @@ describe('alerting pack', () => {
   });
 
   it('every alert (SPEC §7 names unchanged, then the new ones) has severity, summary, a templated description and a runbook link', () => {
-    const alerts = ruleGroups(defaultConfig()).flatMap((g) => g.rules).filter((r) => 'alert' in r);
+    const alerts = ruleGroups(defaultConfig())
+      .flatMap((g) => g.rules)
+      .filter((r) => 'alert' in r);
     expect([...new Set(alerts.map((a) => a.alert))]).toEqual([...ALERT_NAMES, ...MORE_ALERT_NAMES]);
     for (const a of alerts) {
       expect(['critical', 'warning']).toContain(a.labels.severity);
@@ -110,9 +116,7 @@ describe('alerting pack', () => {
     expect(alerts.find((a) => a.alert === 'ZeroPlaneP0DriftWithDegraded')?.labels).toEqual({ severity: 'critical', priority: 'P0' });
     // The burn-rate pairs: page critical, ticket warning, per SLO and window pair.
     const burn = alerts.filter((a) => a.labels.slo !== undefined).map((a) => `${a.alert} ${a.labels.severity} ${a.labels.long_window}/${a.labels.short_window}`);
-    expect(burn).toEqual(
-      ['ZeroPlaneHitRateBudgetBurn', 'ZeroPlaneLatencyBudgetBurn'].flatMap((n) => [`${n} critical 1h/5m`, `${n} critical 6h/30m`, `${n} warning 1d/2h`, `${n} warning 3d/6h`]),
-    );
+    expect(burn).toEqual(['ZeroPlaneHitRateBudgetBurn', 'ZeroPlaneLatencyBudgetBurn'].flatMap((n) => [`${n} critical 1h/5m`, `${n} critical 6h/30m`, `${n} warning 1d/2h`, `${n} warning 3d/6h`]));
   });
 
   it('the traffic guard (alerts.minRequests) sits on the band, P0, canary, hit-rate, warm-up and burn-rate rules, and on no other', () => {
@@ -127,7 +131,11 @@ describe('alerting pack', () => {
       'ZeroPlaneHitRateBudgetBurn',
       'ZeroPlaneLatencyBudgetBurn',
     ]);
-    for (const s of specs.filter((x) => x.guards.length > 0)) expect(s.guards.map((g) => [g.op, g.value]), s.alert).toEqual([['>=', 200]]);
+    for (const s of specs.filter((x) => x.guards.length > 0))
+      expect(
+        s.guards.map((g) => [g.op, g.value]),
+        s.alert,
+      ).toEqual([['>=', 200]]);
     const config = parseConfig('alerts:\n  minRequests: 50\n', 'c.yml');
     const text = renderPack(config).get('zero-plane.rules.yml') as string;
     expect(text).toContain('(zero_plane:request_duration_seconds_count:rate5m * 300 >= 50)');

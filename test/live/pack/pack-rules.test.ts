@@ -154,7 +154,10 @@ describe('promtool unit tests of alerts/zero-plane.rules.yml', () => {
       'zero_plane:slo_errors_per_requests:ratio_rate3d',
       'zero_plane:slo_error_budget_remaining:ratio',
     ]) {
-      expect(exprs.some((e) => e.includes(rule)), rule).toBe(true);
+      expect(
+        exprs.some((e) => e.includes(rule)),
+        rule,
+      ).toBe(true);
     }
   });
 

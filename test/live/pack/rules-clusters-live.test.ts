@@ -18,7 +18,7 @@ const PACK = parseConfig(
   [
     'pack:',
     '  aggregationLabels: [cluster, namespace, job]',
-    "  selector: 'job=\"llm-gateway\"'",
+    '  selector: \'job="llm-gateway"\'',
     '  rateWindow: 10s',
     '  evaluationInterval: 1s',
     '  keepFiringFor: 0s',
@@ -62,7 +62,10 @@ function batchLines(b: Batch): string {
 
 /** What a log holds, summed over its lines. */
 function sums(path: string) {
-  const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { latency_ms: number; response_headers: Record<string, string> });
+  const lines = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { latency_ms: number; response_headers: Record<string, string> });
   const hits = lines.filter((l) => l.response_headers['x-anthropic-layer-id'] !== undefined);
   return { requests: lines.length, hits: hits.length, slow: hits.filter((l) => l.latency_ms > 194.25).length };
 }
@@ -81,10 +84,14 @@ async function query(q: string): Promise<{ metric: Record<string, string>; value
 
 /** A per-cluster value, once Prometheus has it for both clusters. */
 async function byCluster(q: string): Promise<Record<string, number>> {
-  const result = await waitFor(async () => {
-    const r = await query(q);
-    return r.length === 2 ? r : undefined;
-  }, 20_000, `${q} for both clusters`);
+  const result = await waitFor(
+    async () => {
+      const r = await query(q);
+      return r.length === 2 ? r : undefined;
+    },
+    20_000,
+    `${q} for both clusters`,
+  );
   return Object.fromEntries(result.map((s) => [s.metric.cluster as string, Number(s.value[1])]));
 }
 
@@ -123,7 +130,7 @@ afterAll(async () => {
 });
 
 describe('two clusters, one job, one Prometheus', () => {
-  it('per cluster, the recording rules equal the sums over that cluster\'s own log (never the two summed)', async () => {
+  it("per cluster, the recording rules equal the sums over that cluster's own log (never the two summed)", async () => {
     const hitRate = await byCluster('zero_plane:hit_rate:ratio_rate10s{job="llm-gateway", namespace="llm"}');
     const above = await byCluster('zero_plane:latency_above_ceiling:ratio_rate10s');
     const hitBudget = await byCluster('zero_plane:slo_errors_per_requests:ratio_rate30s{slo="hit-rate"}');
@@ -142,10 +149,14 @@ describe('two clusters, one job, one Prometheus', () => {
   }, 40_000);
 
   it('only eu raises the P0, the band warning and the SLO burn, labelled with cluster, namespace and job', async () => {
-    const firing = await waitFor(async () => {
-      const r = await query('ALERTS{alertstate="firing", alertname=~"ZeroPlaneP0DriftWithDegraded|ZeroPlaneP99DriftOutOfBand|ZeroPlaneHitRateBudgetBurn|ZeroPlaneLatencyBudgetBurn"}');
-      return new Set(r.map((s) => s.metric.alertname)).size === 4 ? r : undefined;
-    }, 30_000, 'the P0, band and burn-rate alerts');
+    const firing = await waitFor(
+      async () => {
+        const r = await query('ALERTS{alertstate="firing", alertname=~"ZeroPlaneP0DriftWithDegraded|ZeroPlaneP99DriftOutOfBand|ZeroPlaneHitRateBudgetBurn|ZeroPlaneLatencyBudgetBurn"}');
+        return new Set(r.map((s) => s.metric.alertname)).size === 4 ? r : undefined;
+      },
+      30_000,
+      'the P0, band and burn-rate alerts',
+    );
     for (const s of firing) expect(s.metric, s.metric.alertname).toMatchObject({ cluster: 'eu', namespace: 'llm', job: 'llm-gateway' });
     // Firing, not pending: at start-up ZeroPlaneRequestsStopped may be pending for a group not yet counted.
     expect((await query('ALERTS{cluster="us", alertstate="firing"}')).map((s) => s.metric.alertname)).toEqual([]);

@@ -107,10 +107,14 @@ describe('one Prometheus scraping two sidecars, remote-writing to a receiver tha
     const total = (perLog[0] as number) + (perLog[1] as number);
 
     // Every line counted by its exporter, then every sample through remote write into the receiver's rules.
-    const sum = await waitFor(async () => {
-      const r = await query(receiver, 'test:zero_plane_requests:sum');
-      return r.length === 1 && Number(r[0]?.value[1]) === total ? r : undefined;
-    }, 40_000, `the receiver's sum rule at ${total}`);
+    const sum = await waitFor(
+      async () => {
+        const r = await query(receiver, 'test:zero_plane_requests:sum');
+        return r.length === 1 && Number(r[0]?.value[1]) === total ? r : undefined;
+      },
+      40_000,
+      `the receiver's sum rule at ${total}`,
+    );
     expect(sum[0]?.metric).toEqual({ __name__: 'test:zero_plane_requests:sum', job: 'zero-plane-exporter' });
 
     const perInstance = await query(receiver, 'sum by (instance) (zero_plane_requests_total)');
@@ -121,24 +125,33 @@ describe('one Prometheus scraping two sidecars, remote-writing to a receiver tha
     // The pack's rules, evaluated on the receiver over both instances: one series per job, the shared ratio.
     // Remote write delivers a scrape's samples in batches, so a rule may run before the last batch is in;
     // once everything is in, every evaluation gives the exact value.
-    const hitRate = await waitFor(async () => {
-      const r = await query(receiver, 'zero_plane:hit_rate:ratio_rate5m');
-      return r.length === 1 && Math.abs(Number(r[0]?.value[1]) - 0.75) < 1e-9 ? r : undefined;
-    }, 30_000, 'zero_plane:hit_rate:ratio_rate5m = 0.75 on the receiver').catch(async (err: Error) => {
+    const hitRate = await waitFor(
+      async () => {
+        const r = await query(receiver, 'zero_plane:hit_rate:ratio_rate5m');
+        return r.length === 1 && Math.abs(Number(r[0]?.value[1]) - 0.75) < 1e-9 ? r : undefined;
+      },
+      30_000,
+      'zero_plane:hit_rate:ratio_rate5m = 0.75 on the receiver',
+    ).catch(async (err: Error) => {
       const dump = [];
-      for (const e of ['zero_plane:hit_rate:ratio_rate5m', 'zero_plane:requests:rate5m', 'sum by (job) (rate(zero_plane_requests_total{hit="true"}[5m]))']) dump.push(`${e} = ${JSON.stringify(await query(receiver, e))}`);
+      for (const e of ['zero_plane:hit_rate:ratio_rate5m', 'zero_plane:requests:rate5m', 'sum by (job) (rate(zero_plane_requests_total{hit="true"}[5m]))'])
+        dump.push(`${e} = ${JSON.stringify(await query(receiver, e))}`);
       throw new Error(`${err.message}\n${dump.join('\n')}`);
     });
     expect(hitRate[0]?.metric).toEqual({ __name__: 'zero_plane:hit_rate:ratio_rate5m', job: 'zero-plane-exporter' });
 
     // A rate rule's sample is its expression over both instances at the time it was evaluated (once the
     // samples up to that time had arrived).
-    await waitFor(async () => {
-      const at = Number((await query(receiver, 'timestamp(zero_plane:requests:rate5m)'))[0]?.value[1]);
-      const recorded = Number((await query(receiver, 'zero_plane:requests:rate5m', at))[0]?.value[1]);
-      const recomputed = Number((await query(receiver, 'sum by (job) (rate(zero_plane_requests_total[5m]))', at))[0]?.value[1]);
-      const oneInstance = Number((await query(receiver, 'max by (job) (sum by (job, instance) (rate(zero_plane_requests_total[5m])))', at))[0]?.value[1]);
-      return recorded > 0 && recorded === recomputed && recorded > oneInstance ? true : undefined;
-    }, 30_000, 'zero_plane:requests:rate5m equal to the sum of both instances\' rates');
+    await waitFor(
+      async () => {
+        const at = Number((await query(receiver, 'timestamp(zero_plane:requests:rate5m)'))[0]?.value[1]);
+        const recorded = Number((await query(receiver, 'zero_plane:requests:rate5m', at))[0]?.value[1]);
+        const recomputed = Number((await query(receiver, 'sum by (job) (rate(zero_plane_requests_total[5m]))', at))[0]?.value[1]);
+        const oneInstance = Number((await query(receiver, 'max by (job) (sum by (job, instance) (rate(zero_plane_requests_total[5m])))', at))[0]?.value[1]);
+        return recorded > 0 && recorded === recomputed && recorded > oneInstance ? true : undefined;
+      },
+      30_000,
+      "zero_plane:requests:rate5m equal to the sum of both instances' rates",
+    );
   });
 });

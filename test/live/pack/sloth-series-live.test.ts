@@ -68,10 +68,14 @@ async function api(path: string, params: Record<string, string>): Promise<Sample
 
 /** An instant query's result once it has a series for every SLO. */
 const forEverySlo = (query: string) =>
-  waitFor(async () => {
-    const r = await api('query', { query });
-    return IDS.every((id) => r.some((s) => s.metric.sloth_id === id)) ? r : undefined;
-  }, 30_000, `${query} for ${IDS.join(' and ')}`);
+  waitFor(
+    async () => {
+      const r = await api('query', { query });
+      return IDS.every((id) => r.some((s) => s.metric.sloth_id === id)) ? r : undefined;
+    },
+    30_000,
+    `${query} for ${IDS.join(' and ')}`,
+  );
 
 beforeAll(async () => {
   const promBin = requireBinary('prometheus');
@@ -94,10 +98,14 @@ afterAll(async () => {
 });
 
 describe("Sloth's UI queries against the pack's slo:* series", () => {
-  it.each(queries.instant.map((q) => [q.source, q.query]))('%s: %s returns data for both SLOs', async (_source, query) => {
-    const r = await forEverySlo(query);
-    for (const s of r) expect(IDS, query).toContain(s.metric.sloth_id);
-  }, 40_000);
+  it.each(queries.instant.map((q) => [q.source, q.query]))(
+    '%s: %s returns data for both SLOs',
+    async (_source, query) => {
+      const r = await forEverySlo(query);
+      for (const s of r) expect(IDS, query).toContain(s.metric.sloth_id);
+    },
+    40_000,
+  );
 
   it('the range query of each SLO (its shortest SLI window substituted) returns points', async () => {
     const windows = await forEverySlo('count({__name__=~"^slo:sli_error:ratio_rate.*"}) by (__name__, sloth_id)');
@@ -113,10 +121,14 @@ describe("Sloth's UI queries against the pack's slo:* series", () => {
       expect(shortest).toBe('slo:sli_error:ratio_rate10s');
       const query = template.replace('${sli_metric}', shortest).replace('${sloth_id}', id);
       const end = Date.now() / 1000;
-      const points = await waitFor(async () => {
-        const r = await api('query_range', { query, start: String(end - 30), end: String(end), step: '1' });
-        return (r[0]?.values?.length ?? 0) > 0 ? r[0]?.values : undefined;
-      }, 20_000, query);
+      const points = await waitFor(
+        async () => {
+          const r = await api('query_range', { query, start: String(end - 30), end: String(end), step: '1' });
+          return (r[0]?.values?.length ?? 0) > 0 ? r[0]?.values : undefined;
+        },
+        20_000,
+        query,
+      );
       // Availability: 1 - the bad share, 90 % of requests served by Zero-Plane, 15 of 18 fast enough.
       const last = Number(points?.at(-1)?.[1]);
       expect(last, query).toBeCloseTo(id.endsWith('hit-rate') ? 0.9 : 15 / 18, 9);

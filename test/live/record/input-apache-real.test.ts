@@ -24,7 +24,11 @@ const PROBES = 70;
 const LAYER = /^zero-plane-v[0-9]+$/;
 
 function logLines(path: string): string[] {
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l !== '') : [];
+  return existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
 }
 
 /** GETs of the health path, as a kubelet sends them: no body, no Zero-Plane or model header. */
@@ -61,7 +65,6 @@ async function reportJson(args: string[]): Promise<{ report: Json; stderr: strin
     return { report: JSON.parse(e.stdout || '{}') as Json, stderr: e.stderr ?? '', code: e.code ?? -1 };
   }
 }
-
 
 /**
  * Hit latencies (seconds) as Apache logged them, read without the exporter's code: the \xhh escapes are only
@@ -125,7 +128,11 @@ describe('Apache httpd in front of the simulator, configured as docs/gateways.md
     expectCounts(report, truth);
     const hitSeconds = loggedHitSeconds(logLines(log));
     expect(hitSeconds).toHaveLength(truth.hits);
-    for (const [key, q] of [['p50Seconds', 0.5], ['p99Seconds', 0.99], ['p999Seconds', 0.999]] as const) {
+    for (const [key, q] of [
+      ['p50Seconds', 0.5],
+      ['p99Seconds', 0.99],
+      ['p999Seconds', 0.999],
+    ] as const) {
       const want = nearestRank(hitSeconds, q);
       expect(Math.abs((report[key] as number) - want), `${key}: ${String(report[key])} vs ${want}`).toBeLessThanOrEqual(0.005 * want);
     }
@@ -186,10 +193,14 @@ describe('serve following the Apache log, probes first', () => {
 
     const t = truthOf([...probes.requests, ...mix], [...probes.responses, ...first, ...second]);
     const server = serve;
-    const text = await waitFor(async () => {
-      const body = await (await fetch(`${server.url}/metrics`)).text();
-      return sum(body, 'zero_plane_exporter_lines_total') === total ? body : undefined;
-    }, 15_000, 'every line in /metrics');
+    const text = await waitFor(
+      async () => {
+        const body = await (await fetch(`${server.url}/metrics`)).text();
+        return sum(body, 'zero_plane_exporter_lines_total') === total ? body : undefined;
+      },
+      15_000,
+      'every line in /metrics',
+    );
     expect(sum(text, 'zero_plane_exporter_input_info', { source: log, preset: 'apache-json' })).toBe(1);
     expect(sum(text, 'zero_plane_requests_total')).toBe(t.requests);
     expect(sum(text, 'zero_plane_requests_total', { hit: 'true' })).toBe(t.hits);

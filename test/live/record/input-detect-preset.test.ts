@@ -68,14 +68,68 @@ function object(headers: Record<string, string | undefined>, arrays: boolean, ca
 }
 
 const WRITE: Record<PresetName, (r: Req, i: number) => Record<string, unknown>> = {
-  default: (r, i) => ({ ts: new Date(NOW + i).toISOString(), latency_ms: r.ms, status: r.status, model: r.model ?? r.missing, cohort: r.cohort, response_headers: object(responseHeaders(r), false, false), request_headers: object({ [H.optIn]: r.optIn }, false, false) }),
-  'nginx-json': (r) => ({ request_time: String(r.ms / 1000), upstream_response_time: r.status === 429 ? '' : String(r.ms / 1000), status: String(r.status), uri: '/v1/messages', http_x_model: r.model ?? '', ...flat('upstream_http_', responseHeaders(r), ''), ...flat('http_', { [H.optIn]: r.optIn }, '') }),
-  'envoy-json': (r) => ({ duration: Math.round(r.ms), response_code: r.status, model: r.model ?? r.missing, ...flat('resp_', responseHeaders(r), r.missing === '' ? null : r.missing), ...flat('req_', { [H.optIn]: r.optIn }, r.missing === '' ? null : r.missing) }),
-  'caddy-json': (r, i) => ({ level: 'info', ts: (NOW + i) / 1000, request: { uri: '/v1/messages', headers: { ...object({ [H.optIn]: r.optIn, 'x-model': r.model }, true, true), 'User-Agent': ['t'] } }, duration: r.ms / 1000, status: r.status, resp_headers: object(responseHeaders(r), true, true) }),
-  'haproxy-json': (r) => ({ accept_ts: `${NOW / 1000}.000`, ta_ms: String(Math.round(r.ms)), status: String(r.status), path: '/v1/messages', ...flat('capture_req_', { [H.optIn]: r.optIn, 'x-model': r.model }, '-'), ...flat('capture_res_', responseHeaders(r), '-') }),
-  'kong-json': (r, i) => ({ response: { status: r.status, headers: object(responseHeaders(r), false, false) }, request: { headers: object({ [H.optIn]: r.optIn, 'x-model': r.model }, false, false) }, started_at: NOW + i, latencies: { request: Math.round(r.ms), proxy: -1, kong: 0 } }),
-  'traefik-json': (r) => ({ Duration: Math.round(r.ms * 1e6), DownstreamStatus: r.status, RouterName: 'llm@file', ...flat('downstream_', responseHeaders(r), null, 'canonical', true), ...flat('request_', { [H.optIn]: r.optIn, 'x-model': r.model }, null, 'canonical', true) }),  // Apache logs every header of its LogFormat, a missing one as "-".
-  'apache-json': (r, i) => ({ time_msec: NOW + i, duration_us: Math.round(r.ms * 1000), status: r.status, url_path: '/v1/messages', headers_in: { 'x-model': r.model ?? '-', 'x-cohort': r.cohort ?? '-', [H.optIn]: r.optIn ?? '-' }, headers_out: Object.fromEntries(Object.entries(responseHeaders(r)).map(([k, v]) => [k, v ?? '-'])) }),
+  default: (r, i) => ({
+    ts: new Date(NOW + i).toISOString(),
+    latency_ms: r.ms,
+    status: r.status,
+    model: r.model ?? r.missing,
+    cohort: r.cohort,
+    response_headers: object(responseHeaders(r), false, false),
+    request_headers: object({ [H.optIn]: r.optIn }, false, false),
+  }),
+  'nginx-json': (r) => ({
+    request_time: String(r.ms / 1000),
+    upstream_response_time: r.status === 429 ? '' : String(r.ms / 1000),
+    status: String(r.status),
+    uri: '/v1/messages',
+    http_x_model: r.model ?? '',
+    ...flat('upstream_http_', responseHeaders(r), ''),
+    ...flat('http_', { [H.optIn]: r.optIn }, ''),
+  }),
+  'envoy-json': (r) => ({
+    duration: Math.round(r.ms),
+    response_code: r.status,
+    model: r.model ?? r.missing,
+    ...flat('resp_', responseHeaders(r), r.missing === '' ? null : r.missing),
+    ...flat('req_', { [H.optIn]: r.optIn }, r.missing === '' ? null : r.missing),
+  }),
+  'caddy-json': (r, i) => ({
+    level: 'info',
+    ts: (NOW + i) / 1000,
+    request: { uri: '/v1/messages', headers: { ...object({ [H.optIn]: r.optIn, 'x-model': r.model }, true, true), 'User-Agent': ['t'] } },
+    duration: r.ms / 1000,
+    status: r.status,
+    resp_headers: object(responseHeaders(r), true, true),
+  }),
+  'haproxy-json': (r) => ({
+    accept_ts: `${NOW / 1000}.000`,
+    ta_ms: String(Math.round(r.ms)),
+    status: String(r.status),
+    path: '/v1/messages',
+    ...flat('capture_req_', { [H.optIn]: r.optIn, 'x-model': r.model }, '-'),
+    ...flat('capture_res_', responseHeaders(r), '-'),
+  }),
+  'kong-json': (r, i) => ({
+    response: { status: r.status, headers: object(responseHeaders(r), false, false) },
+    request: { headers: object({ [H.optIn]: r.optIn, 'x-model': r.model }, false, false) },
+    started_at: NOW + i,
+    latencies: { request: Math.round(r.ms), proxy: -1, kong: 0 },
+  }),
+  'traefik-json': (r) => ({
+    Duration: Math.round(r.ms * 1e6),
+    DownstreamStatus: r.status,
+    RouterName: 'llm@file',
+    ...flat('downstream_', responseHeaders(r), null, 'canonical', true),
+    ...flat('request_', { [H.optIn]: r.optIn, 'x-model': r.model }, null, 'canonical', true),
+  }), // Apache logs every header of its LogFormat, a missing one as "-".
+  'apache-json': (r, i) => ({
+    time_msec: NOW + i,
+    duration_us: Math.round(r.ms * 1000),
+    status: r.status,
+    url_path: '/v1/messages',
+    headers_in: { 'x-model': r.model ?? '-', 'x-cohort': r.cohort ?? '-', [H.optIn]: r.optIn ?? '-' },
+    headers_out: Object.fromEntries(Object.entries(responseHeaders(r)).map(([k, v]) => [k, v ?? '-'])),
+  }),
 };
 
 /** The latency field of each preset alone: a line no preset reads (no header), that only some can count. */
@@ -86,7 +140,8 @@ const LATENCY_ONLY: Record<PresetName, (ms: number) => Record<string, unknown>> 
   'caddy-json': (ms) => ({ duration: ms / 1000, status: 200, request: { uri: '/' } }),
   'haproxy-json': (ms) => ({ ta_ms: String(Math.round(ms)) }),
   'kong-json': (ms) => ({ latencies: { request: Math.round(ms) } }),
-  'traefik-json': (ms) => ({ Duration: Math.round(ms * 1e6) }),  'apache-json': (ms) => ({ duration_us: Math.round(ms * 1000), status: 200, url_path: '/healthz' }),
+  'traefik-json': (ms) => ({ Duration: Math.round(ms * 1e6) }),
+  'apache-json': (ms) => ({ duration_us: Math.round(ms * 1000), status: 200, url_path: '/healthz' }),
 };
 
 const req: fc.Arbitrary<Req> = fc.record({
@@ -144,7 +199,12 @@ describe('detection + parsing of a file equals parsing it with the right preset 
 });
 
 describe('the decision', () => {
-  const nginxLine = JSON.stringify(WRITE['nginx-json']({ ms: 180, status: 200, layer: 'zero-plane-v1', profile: undefined, cached: false, downgrade: undefined, optIn: 'zero-plane-2024', model: 'm', cohort: undefined, missing: '' }, 0));
+  const nginxLine = JSON.stringify(
+    WRITE['nginx-json'](
+      { ms: 180, status: 200, layer: 'zero-plane-v1', profile: undefined, cached: false, downgrade: undefined, optIn: 'zero-plane-2024', model: 'm', cohort: undefined, missing: '' },
+      0,
+    ),
+  );
 
   it('lines all presets read alike are counted at once; lines they disagree on wait for the decision, in order', () => {
     const decided: string[] = [];
@@ -216,7 +276,14 @@ describe('the decision', () => {
 
 describe('input not understood', () => {
   // As many as a watch looks at, so what it finds is said without waiting for WATCH_MS.
-  const nginxLines = Array.from({ length: WATCH_LINES }, (_, i) => JSON.stringify(WRITE['nginx-json']({ ms: 150 + i, status: 200, layer: 'zero-plane-v1', profile: undefined, cached: false, downgrade: undefined, optIn: 'zero-plane-2024', model: undefined, cohort: undefined, missing: '' }, i)));
+  const nginxLines = Array.from({ length: WATCH_LINES }, (_, i) =>
+    JSON.stringify(
+      WRITE['nginx-json'](
+        { ms: 150 + i, status: 200, layer: 'zero-plane-v1', profile: undefined, cached: false, downgrade: undefined, optIn: 'zero-plane-2024', model: undefined, cohort: undefined, missing: '' },
+        i,
+      ),
+    ),
+  );
 
   it('read with the wrong preset: most lines skipped, said once with the top reasons and the preset that reads them', () => {
     const hints: [string, InputHint][] = [];
@@ -263,7 +330,16 @@ describe('input not understood', () => {
     writeFileSync(log, `${nginxLines.join('\n')}\n`);
     const s = serve;
     const warning = await waitFor(() => s.logs.find((l) => l.msg === 'input not understood: most of the first lines were skipped'), 20_000, 'the warning');
-    expect(warning).toMatchObject({ level: 'warn', source: log, preset: 'envoy-json', lines: 100, skipped: 100, reasons: 'missing_latency 100', suggestion: 'nginx-json', fix: 'set input.preset: nginx-json' });
+    expect(warning).toMatchObject({
+      level: 'warn',
+      source: log,
+      preset: 'envoy-json',
+      lines: 100,
+      skipped: 100,
+      reasons: 'missing_latency 100',
+      suggestion: 'nginx-json',
+      fix: 'set input.preset: nginx-json',
+    });
     expect(s.logs.filter((l) => l.level === 'warn' && !isOpenWebhookWarning(l))).toHaveLength(1);
 
     const r = runCli(['report', '--config.file', cfg, log]);

@@ -59,7 +59,13 @@ describe('responseHeaders.prefix: "" — header fields at the top level', () => 
 describe('input.headers: a dotted path per header', () => {
   it('each mapped header is read from its path, names in any case, both ways', () => {
     const p = parserOf(PATHS);
-    const r = read(p, { latency_ms: 180, layer: 'zero-plane-v1', meta: { profile: 'warmup=hit, degraded=?0' }, client: { opt_in: 'Zero-Plane-2024' }, response_headers: { 'x-anthropic-cached': 'true', 'x-anthropic-layer-id': 'ignored: mapped elsewhere' } });
+    const r = read(p, {
+      latency_ms: 180,
+      layer: 'zero-plane-v1',
+      meta: { profile: 'warmup=hit, degraded=?0' },
+      client: { opt_in: 'Zero-Plane-2024' },
+      response_headers: { 'x-anthropic-cached': 'true', 'x-anthropic-layer-id': 'ignored: mapped elsewhere' },
+    });
     // The unmapped ones still come from the preset's source (response_headers).
     expect(r.responseHeaders).toEqual({ 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=hit, degraded=?0', 'x-anthropic-cached': 'true' });
     expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': 'Zero-Plane-2024' });
@@ -76,7 +82,13 @@ describe('input.headers: a dotted path per header', () => {
 
   it('overrides a preset for one header only: nginx-json with the layer id under a key of its own', () => {
     const p = parserOf('input:\n  preset: nginx-json\n  headers:\n    response: { x-anthropic-layer-id: served_by }\n');
-    const r = read(p, { request_time: '0.183', served_by: 'zero-plane-v3', upstream_http_x_anthropic_layer_id: 'standard-v3', upstream_http_x_anthropic_delay_profile: 'degraded=?1', http_x_anthropic_experimental: '' });
+    const r = read(p, {
+      request_time: '0.183',
+      served_by: 'zero-plane-v3',
+      upstream_http_x_anthropic_layer_id: 'standard-v3',
+      upstream_http_x_anthropic_delay_profile: 'degraded=?1',
+      http_x_anthropic_experimental: '',
+    });
     expect(r.responseHeaders).toEqual({ 'x-anthropic-layer-id': 'zero-plane-v3', 'x-anthropic-delay-profile': 'degraded=?1' });
     expect(r.requestHeaders).toEqual({});
   });
@@ -88,8 +100,17 @@ describe('input.headers: a dotted path per header', () => {
   });
 
   it('the byte reader and JSON.parse agree on any line of mapped and flat fields (fuzzed)', () => {
-    const value = fc.oneof(fc.constantFrom('zero-plane-v1', '-', '', 'degraded=?1', 'zero-plane-2024\u00a0'), fc.integer(), fc.constant(null), fc.array(fc.constantFrom('a', '-', 'zero-plane-v1'), { maxLength: 2 }), fc.dictionary(fc.constantFrom('profile', 'opt_in', 'x'), fc.constantFrom('degraded=?1', 'v', '-')));
-    const line = fc.dictionary(fc.constantFrom('latency_ms', 'layer', 'meta', 'client', 'x_anthropic_layer_id', 'x_anthropic_cached', 'x_anthropic_experimental', 'response_headers', 'request_headers', 'model'), value);
+    const value = fc.oneof(
+      fc.constantFrom('zero-plane-v1', '-', '', 'degraded=?1', 'zero-plane-2024\u00a0'),
+      fc.integer(),
+      fc.constant(null),
+      fc.array(fc.constantFrom('a', '-', 'zero-plane-v1'), { maxLength: 2 }),
+      fc.dictionary(fc.constantFrom('profile', 'opt_in', 'x'), fc.constantFrom('degraded=?1', 'v', '-')),
+    );
+    const line = fc.dictionary(
+      fc.constantFrom('latency_ms', 'layer', 'meta', 'client', 'x_anthropic_layer_id', 'x_anthropic_cached', 'x_anthropic_experimental', 'response_headers', 'request_headers', 'model'),
+      value,
+    );
     for (const yaml of [PATHS, FLAT_TOP, `${FLAT_TOP}  headers:\n    response: { x-anthropic-cached: meta.x }\n`]) {
       const p = parserOf(yaml);
       let answered = 0;
@@ -128,9 +149,27 @@ describe('bad mappings exit 2 naming the file, the line and the key', () => {
   const log = join(dir, 'log.ndjson');
   writeFileSync(log, '{"latency_ms":1}\n');
   it.each([
-    ['a header the exporter does not read', 'input:\n  headers:\n    response:\n      x-anthropic-layer-idd: layer\n', 4, 'input.headers.response.x-anthropic-layer-idd', 'not a header the exporter reads'],
-    ['a request header under response', 'input:\n  headers:\n    response:\n      x-anthropic-experimental: opt_in\n', 4, 'input.headers.response.x-anthropic-experimental', 'map it under input.headers.request'],
-    ['an empty step in the path', 'input:\n  headers:\n    request:\n      x-anthropic-experimental: "client..opt_in"\n', 4, 'input.headers.request.x-anthropic-experimental', 'not a dotted field path'],
+    [
+      'a header the exporter does not read',
+      'input:\n  headers:\n    response:\n      x-anthropic-layer-idd: layer\n',
+      4,
+      'input.headers.response.x-anthropic-layer-idd',
+      'not a header the exporter reads',
+    ],
+    [
+      'a request header under response',
+      'input:\n  headers:\n    response:\n      x-anthropic-experimental: opt_in\n',
+      4,
+      'input.headers.response.x-anthropic-experimental',
+      'map it under input.headers.request',
+    ],
+    [
+      'an empty step in the path',
+      'input:\n  headers:\n    request:\n      x-anthropic-experimental: "client..opt_in"\n',
+      4,
+      'input.headers.request.x-anthropic-experimental',
+      'not a dotted field path',
+    ],
     ['an empty path', 'input:\n  headers:\n    request:\n      x-anthropic-experimental: ""\n', 4, 'input.headers.request.x-anthropic-experimental', 'not a dotted field path'],
     ['one header twice, in two cases', 'input:\n  headers:\n    response:\n      X-Anthropic-Cached: a\n      x-anthropic-cached: b\n', 5, 'input.headers.response.x-anthropic-cached', 'keep one'],
     ['a key that is no header name', 'input:\n  headers:\n    response:\n      "x anthropic": a\n', 4, 'input.headers.response.x anthropic', 'not an HTTP header name'],
@@ -182,16 +221,22 @@ describe("apache-json: mod_log_config's \\xhh escapes", () => {
 
   it('any value Apache escapes is read back exactly, from the line it writes (fuzzed)', () => {
     const p = parserOf('input:\n  preset: apache-json\n');
-    const value = fc.oneof(fc.string({ unit: 'binary', maxLength: 24 }), fc.constantFrom('zero-plane-2024\u200b', '\ufeffzero-plane-2024', 'zero-plane-2024\u00a0', 'a"b\\c', '\\x41', 'tab\there', 'v\u000b'));
+    const value = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 24 }),
+      fc.constantFrom('zero-plane-2024\u200b', '\ufeffzero-plane-2024', 'zero-plane-2024\u00a0', 'a"b\\c', '\\x41', 'tab\there', 'v\u000b'),
+    );
     fc.assert(
-      fc.property(value.filter((v) => !/\p{Cs}/u.test(v) && v !== '' && v !== '-'), (v) => {
-        const line = apacheLine(apacheEscaped(v), `zero-plane-v1${apacheEscaped(v)}`);
-        const r = read(p, line, { bytes: false });
-        expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': v });
-        // The response headers are seen in an escaped line too, from bytes as from text.
-        const buf = Buffer.from(line, 'utf8');
-        expect([p.carriesResponseHeadersBytes(buf, 0, buf.length), p.carriesResponseHeadersText(line)]).toEqual([true, true]);
-      }),
+      fc.property(
+        value.filter((v) => !/\p{Cs}/u.test(v) && v !== '' && v !== '-'),
+        (v) => {
+          const line = apacheLine(apacheEscaped(v), `zero-plane-v1${apacheEscaped(v)}`);
+          const r = read(p, line, { bytes: false });
+          expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': v });
+          // The response headers are seen in an escaped line too, from bytes as from text.
+          const buf = Buffer.from(line, 'utf8');
+          expect([p.carriesResponseHeadersBytes(buf, 0, buf.length), p.carriesResponseHeadersText(line)]).toEqual([true, true]);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

@@ -138,7 +138,7 @@ const CASES: Case[] = [
     advice: /Caddy logs the response headers it sends under resp_headers/,
   },
   {
-    gateway: 'HAProxy with a team\'s own capture names',
+    gateway: "HAProxy with a team's own capture names",
     preset: 'haproxy-json',
     fixture: 'real-haproxy',
     configured: true,
@@ -165,7 +165,7 @@ const CASES: Case[] = [
     advice: /Traefik drops headers from its access log unless kept/,
   },
   {
-    gateway: 'default with a team\'s own keys',
+    gateway: "default with a team's own keys",
     preset: 'default',
     fixture: 'healthy-window',
     configured: true,
@@ -199,7 +199,14 @@ function caseFiles(c: Case): { dir: string; log: string; original: string; confi
 function pathsOf(c: Case): string[] {
   const at = c.layerPath;
   return HEADER_NAMES.map((n) => {
-    if (at.endsWith('X-Anthropic-Layer-Id')) return at.replace('X-Anthropic-Layer-Id', n.split('-').map((p) => p[0]?.toUpperCase() + p.slice(1)).join('-'));
+    if (at.endsWith('X-Anthropic-Layer-Id'))
+      return at.replace(
+        'X-Anthropic-Layer-Id',
+        n
+          .split('-')
+          .map((p) => p[0]?.toUpperCase() + p.slice(1))
+          .join('-'),
+      );
     return at.endsWith('x-anthropic-layer-id') ? at.replace('x-anthropic-layer-id', n) : at.replace('x_anthropic_layer_id', n.replaceAll('-', '_'));
   });
 }
@@ -256,9 +263,7 @@ describe('report: a log whose headers are never where its preset looks', () => {
   it('headers present with absent values everywhere (every request a non-hit, layer id "-"): no hint, exit 0', async () => {
     const dir = tempDir('zp-headers-absent-');
     const log = join(dir, 'absent.log');
-    const objects = repeated(fixture('real-nginx'), RECORDS).map((o) =>
-      Object.fromEntries(Object.entries(o).map(([k, v]) => [k, k.startsWith('upstream_http_x_anthropic_') ? '-' : v])),
-    );
+    const objects = repeated(fixture('real-nginx'), RECORDS).map((o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, k.startsWith('upstream_http_x_anthropic_') ? '-' : v])));
     writeFileSync(log, ndjson(objects));
     const r = await report([log]);
     expect(r.code, r.stderr).toBe(0);
@@ -326,25 +331,29 @@ describe('serve: warns once, and the gauge says it until a header arrives', () =
     return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
   }
 
-  it.each(CASES.map((c) => [c.gateway, c] as const))('%s: one warning naming the paths and the fix; headers_unseen 1, then 0', async (_name, c) => {
-    const f = caseFiles(c);
-    appendFileSync(f.config, 'sources:\n  startAt: start\n');
-    serve = await startServe(['--config.file', f.config, f.log]);
-    const s = serve;
-    await waitFor(async () => (gauge(await scrape(s), f.log) === 1 ? true : undefined), 20_000, 'zero_plane_exporter_headers_unseen 1');
-    const warnings = headersWarnings(s);
-    expect(warnings).toHaveLength(1);
-    const w = warnings[0] as Json;
-    expect(w).toMatchObject({ level: 'warn', source: f.log, preset: c.preset, records: 1000, paths: pathsOf(c).join(',') });
-    if (c.fix !== undefined) expect(w.fix).toContain(c.fix.text);
-    else expect(w.fix).toMatch(c.advice as RegExp);
+  it.each(CASES.map((c) => [c.gateway, c] as const))(
+    '%s: one warning naming the paths and the fix; headers_unseen 1, then 0',
+    async (_name, c) => {
+      const f = caseFiles(c);
+      appendFileSync(f.config, 'sources:\n  startAt: start\n');
+      serve = await startServe(['--config.file', f.config, f.log]);
+      const s = serve;
+      await waitFor(async () => (gauge(await scrape(s), f.log) === 1 ? true : undefined), 20_000, 'zero_plane_exporter_headers_unseen 1');
+      const warnings = headersWarnings(s);
+      expect(warnings).toHaveLength(1);
+      const w = warnings[0] as Json;
+      expect(w).toMatchObject({ level: 'warn', source: f.log, preset: c.preset, records: 1000, paths: pathsOf(c).join(',') });
+      if (c.fix !== undefined) expect(w.fix).toContain(c.fix.text);
+      else expect(w.fix).toMatch(c.advice as RegExp);
 
-    // A record with the headers where the preset looks: the source is understood after all.
-    appendFileSync(f.log, `${readFileSync(f.original, 'utf8').split('\n')[0] as string}\n`);
-    await waitFor(async () => (gauge(await scrape(s), f.log) === 0 ? true : undefined), 20_000, 'zero_plane_exporter_headers_unseen 0');
-    expect(s.logs.some((e) => e.msg === 'header found after all' && e.source === f.log)).toBe(true);
-    expect(headersWarnings(s)).toHaveLength(1);
-  }, 60_000);
+      // A record with the headers where the preset looks: the source is understood after all.
+      appendFileSync(f.log, `${readFileSync(f.original, 'utf8').split('\n')[0] as string}\n`);
+      await waitFor(async () => (gauge(await scrape(s), f.log) === 0 ? true : undefined), 20_000, 'zero_plane_exporter_headers_unseen 0');
+      expect(s.logs.some((e) => e.msg === 'header found after all' && e.source === f.log)).toBe(true);
+      expect(headersWarnings(s)).toHaveLength(1);
+    },
+    60_000,
+  );
 
   it('input.headerWatch.duration: a quiet source with fewer records is said after that long', async () => {
     const c = CASES[0] as Case;
@@ -362,18 +371,20 @@ describe('serve: warns once, and the gauge says it until a header arrives', () =
   it('headers with absent values everywhere: no warning, the gauge is 0', async () => {
     const dir = tempDir('zp-headers-absent-serve-');
     const log = join(dir, 'absent.log');
-    const objects = repeated(fixture('real-nginx'), RECORDS).map((o) =>
-      Object.fromEntries(Object.entries(o).map(([k, v]) => [k, k.startsWith('upstream_http_x_anthropic_') ? '-' : v])),
-    );
+    const objects = repeated(fixture('real-nginx'), RECORDS).map((o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, k.startsWith('upstream_http_x_anthropic_') ? '-' : v])));
     writeFileSync(log, ndjson(objects));
     const config = join(dir, 'zp.yml');
     writeFileSync(config, 'input:\n  headerWatch: { records: 1000, duration: 1s }\nsources:\n  startAt: start\n');
     serve = await startServe(['--config.file', config, log]);
     const s = serve;
-    const text = await waitFor(async () => {
-      const t = await scrape(s);
-      return t.includes(`zero_plane_exporter_lines_total{source="${log}"} ${objects.length}`) ? t : undefined;
-    }, 20_000, 'every line read');
+    const text = await waitFor(
+      async () => {
+        const t = await scrape(s);
+        return t.includes(`zero_plane_exporter_lines_total{source="${log}"} ${objects.length}`) ? t : undefined;
+      },
+      20_000,
+      'every line read',
+    );
     expect(gauge(text, log)).toBe(0);
     // Past the duration bound too.
     await new Promise((r) => setTimeout(r, 1500));
@@ -423,7 +434,7 @@ describe('input.headerWatch', () => {
     expect(r.stderr).toMatch(message);
   });
 
-  it('records: the bound is the config\'s (a hint at 50 records, with records: 50)', async () => {
+  it("records: the bound is the config's (a hint at 50 records, with records: 50)", async () => {
     const c = CASES[0] as Case;
     const dir = tempDir('zp-headers-bound-');
     const log = join(dir, 'gateway.log');

@@ -41,7 +41,7 @@ describe('Caddy durations', () => {
     expect(latency(p, caddy('12.5'))).toBeCloseTo(12.5, 12);
   });
 
-  it('integer nanoseconds (duration_format nano), as Debian\'s Caddy 2.6 writes them', () => {
+  it("integer nanoseconds (duration_format nano), as Debian's Caddy 2.6 writes them", () => {
     expect(latency(p, caddy('183042117'))).toBeCloseTo(0.183042117, 12);
     expect(latency(p, caddy('13420'))).toBeCloseTo(0.00001342, 12);
     // 10 minutes of a streamed answer, still nanoseconds, not 19 years of seconds.
@@ -68,7 +68,7 @@ describe('Caddy durations', () => {
   });
 });
 
-describe('the other presets\' documented encodings', () => {
+describe("the other presets' documented encodings", () => {
   it('Traefik Duration: integer nanoseconds', () => {
     const p = parserFor('traefik-json');
     expect(latency(p, '{"StartUTC":"2026-12-02T10:00:00Z","Duration":183042117,"DownstreamStatus":200}')).toBeCloseTo(0.183042117, 12);

@@ -27,7 +27,11 @@ const LOGGED: Record<Gateway['name'], (o: Json) => { layer: unknown; seconds: nu
 const PRESET: Record<Gateway['name'], string> = { nginx: 'nginx-json', caddy: 'caddy-json', haproxy: 'haproxy-json' };
 
 function logLines(path: string): string[] {
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l !== '') : [];
+  return existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
 }
 
 /** The gateway writes its log line after the response: wait until every request has one. */
@@ -37,11 +41,18 @@ async function waitForLines(paths: string[], n: number): Promise<void> {
 
 /** Hit latencies (seconds) as the gateway logged them. */
 function loggedHitSeconds(gateway: Gateway['name'], lines: string[]): number[] {
-  return lines.map((l) => LOGGED[gateway](JSON.parse(l) as Json)).filter((x) => typeof x.layer === 'string' && LAYER.test(x.layer)).map((x) => x.seconds);
+  return lines
+    .map((l) => LOGGED[gateway](JSON.parse(l) as Json))
+    .filter((x) => typeof x.layer === 'string' && LAYER.test(x.layer))
+    .map((x) => x.seconds);
 }
 
 function expectQuantilesNear(actual: { p50: unknown; p99: unknown; p999: unknown }, hitSeconds: number[]): void {
-  for (const [name, q] of [['p50', 0.5], ['p99', 0.99], ['p999', 0.999]] as const) {
+  for (const [name, q] of [
+    ['p50', 0.5],
+    ['p99', 0.99],
+    ['p999', 0.999],
+  ] as const) {
     const want = nearestRank(hitSeconds, q);
     const got = actual[name] as number;
     expect(Math.abs(got - want), `${name}: ${got} vs nearest-rank ${want}`).toBeLessThanOrEqual(RELATIVE * want);
@@ -57,7 +68,6 @@ async function reportJson(file: string): Promise<{ report: Json; stderr: string;
     return { report: JSON.parse(e.stdout ?? '{}') as Json, stderr: e.stderr ?? '', code: e.code ?? -1 };
   }
 }
-
 
 describe.each([
   ['nginx', startNginx],
@@ -87,7 +97,11 @@ describe.each([
     const truth = truthOf(requests, responses);
     expect(truth.statusClasses).toEqual({ '2xx': 38, '4xx': 4 });
     // 429: two long conversations (strict mode) and the gateway's own answer; 400: stream: true.
-    expect(truth.topStatusCodes).toEqual([{ code: 200, count: 38 }, { code: 429, count: 3 }, { code: 400, count: 1 }]);
+    expect(truth.topStatusCodes).toEqual([
+      { code: 200, count: 38 },
+      { code: 429, count: 3 },
+      { code: 400, count: 1 },
+    ]);
     expect(truth.hits).toBe(31);
     expect(truth.degradedCount).toBe(3);
     expect(truth.cachedCount).toBe(1);
@@ -140,10 +154,14 @@ describe('serve following the nginx log', () => {
 
     const truth = truthOf(requests, [...first, ...second]);
     const server = serve;
-    const text = await waitFor(async () => {
-      const t = await (await fetch(`${server.url}/metrics`)).text();
-      return sum(t, 'zero_plane_exporter_lines_total') === requests.length ? t : undefined;
-    }, 15_000, 'every line in /metrics');
+    const text = await waitFor(
+      async () => {
+        const t = await (await fetch(`${server.url}/metrics`)).text();
+        return sum(t, 'zero_plane_exporter_lines_total') === requests.length ? t : undefined;
+      },
+      15_000,
+      'every line in /metrics',
+    );
 
     expect(sum(text, 'zero_plane_exporter_input_info', { source: log, preset: 'nginx-json' })).toBe(1);
     expect(sum(text, 'zero_plane_requests_total')).toBe(truth.requests);

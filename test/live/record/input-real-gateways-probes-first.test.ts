@@ -64,7 +64,11 @@ function withProbes(t: Truth, probeCodes: readonly number[]): Truth {
 }
 
 function logLines(path: string): string[] {
-  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l !== '') : [];
+  return existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
 }
 
 async function waitForLines(paths: string[], n: number): Promise<void> {
@@ -133,7 +137,7 @@ describe.each([
   }, 120_000);
 });
 
-describe('serve through a rotation of the gateway\'s own kind, probes at the start of each generation', () => {
+describe("serve through a rotation of the gateway's own kind, probes at the start of each generation", () => {
   const running: { stop(): Promise<unknown> }[] = [];
   afterAll(async () => {
     for (const r of running.reverse()) await r.stop();
@@ -149,52 +153,66 @@ describe('serve through a rotation of the gateway\'s own kind, probes at the sta
     ['nginx', 'rename'],
     ['haproxy', 'rename-restart'],
     ['caddy', 'rename-restart'],
-  ] as const)('%s (%s) is exact, with no config', async (name, kind) => {
-    const dir = tempDir(`zp-probes-serve-${name}-`);
-    const sim = await startSimulator({ mode: 'strict', seed: 22 });
-    running.push({ stop: () => sim.close() });
-    const startOther = name === 'caddy' ? startCaddy : startHaproxy;
-    let gw = name === 'nginx' ? await startNginx(dir, new URL(sim.url).host) : await startOther(dir, new URL(sim.url).host);
-    const current = { stop: () => gw.stop() };
-    running.push(current);
-    const log = gw.logPath;
-    const serve: ServeProcess = await startServe([log]);
-    running.push(serve);
-    const requests = knownMix();
-    const half = Math.floor(requests.length / 2);
-    const probes1 = await sendProbes(gw.url, 10);
-    // A quiet log after the probes (serve decides held lines after 2 s): for Caddy, by its structure alone.
-    await new Promise((r) => setTimeout(r, 3_000));
-    const first = await sendMix(gw.url, requests.slice(0, half), (f) => sim.faults.set(f));
-    await waitForLines([log], 10 + half);
-    // Every line of the first generation read before the rotation (copytruncate keeps no copy for serve to find otherwise).
-    await waitFor(async () => ((await linesTotal(serve.url)) === 10 + half ? true : undefined), 20_000, 'the first generation read');
-    if (kind === 'rename') {
-      renameSync(log, `${log}.1`);
-      (gw as Awaited<ReturnType<typeof startNginx>>).reopen();
-    } else {
-      await gw.stop();
-      renameSync(log, `${log}.1`);
-      gw = await startOther(dir, new URL(sim.url).host);
-    }
-    const probes2 = await sendProbes(gw.url, 10);
-    const second = await sendMix(gw.url, requests.slice(half), (f) => sim.faults.set(f));
-    const total = 20 + requests.length;
-    const truth = withProbes(truthOf(requests, [...first, ...second]), [...probes1, ...probes2]);
-    const text = await waitFor(async () => {
-      const t = await (await fetch(`${serve.url}/metrics`)).text();
-      return sum(t, 'zero_plane_exporter_lines_total') === total ? t : undefined;
-    }, 20_000, 'every line in /metrics');
-    expect(sum(text, 'zero_plane_exporter_input_info', { source: log, preset: PRESET[name] })).toBe(1);
-    expect(sum(text, 'zero_plane_exporter_parse_errors_total'), text.split('\n').filter((l) => l.startsWith('zero_plane_exporter_')).join('\n')).toBe(0);
-    expect(sum(text, 'zero_plane_requests_total')).toBe(truth.requests);
-    expect(sum(text, 'zero_plane_requests_total', { hit: 'true' })).toBe(truth.hits);
-    for (const [cls, n] of Object.entries(truth.statusClasses)) expect(sum(text, 'zero_plane_requests_total', { status_class: cls }), cls).toBe(n);
-    expect(sum(text, 'zero_plane_degraded_requests_total')).toBe(truth.degradedCount);
-    for (const state of ['valid', 'missing', 'malformed'] as const) expect(sum(text, 'zero_plane_opt_in_header_total', { state }), state).toBe(truth.optInHeader[state]);
-    expect(sum(text, 'zero_plane_exporter_parse_errors_total')).toBe(0);
-    expect(sum(text, 'zero_plane_exporter_file_rotations_total')).toBeGreaterThanOrEqual(1);
-  }, 120_000);
+  ] as const)(
+    '%s (%s) is exact, with no config',
+    async (name, kind) => {
+      const dir = tempDir(`zp-probes-serve-${name}-`);
+      const sim = await startSimulator({ mode: 'strict', seed: 22 });
+      running.push({ stop: () => sim.close() });
+      const startOther = name === 'caddy' ? startCaddy : startHaproxy;
+      let gw = name === 'nginx' ? await startNginx(dir, new URL(sim.url).host) : await startOther(dir, new URL(sim.url).host);
+      const current = { stop: () => gw.stop() };
+      running.push(current);
+      const log = gw.logPath;
+      const serve: ServeProcess = await startServe([log]);
+      running.push(serve);
+      const requests = knownMix();
+      const half = Math.floor(requests.length / 2);
+      const probes1 = await sendProbes(gw.url, 10);
+      // A quiet log after the probes (serve decides held lines after 2 s): for Caddy, by its structure alone.
+      await new Promise((r) => setTimeout(r, 3_000));
+      const first = await sendMix(gw.url, requests.slice(0, half), (f) => sim.faults.set(f));
+      await waitForLines([log], 10 + half);
+      // Every line of the first generation read before the rotation (copytruncate keeps no copy for serve to find otherwise).
+      await waitFor(async () => ((await linesTotal(serve.url)) === 10 + half ? true : undefined), 20_000, 'the first generation read');
+      if (kind === 'rename') {
+        renameSync(log, `${log}.1`);
+        (gw as Awaited<ReturnType<typeof startNginx>>).reopen();
+      } else {
+        await gw.stop();
+        renameSync(log, `${log}.1`);
+        gw = await startOther(dir, new URL(sim.url).host);
+      }
+      const probes2 = await sendProbes(gw.url, 10);
+      const second = await sendMix(gw.url, requests.slice(half), (f) => sim.faults.set(f));
+      const total = 20 + requests.length;
+      const truth = withProbes(truthOf(requests, [...first, ...second]), [...probes1, ...probes2]);
+      const text = await waitFor(
+        async () => {
+          const t = await (await fetch(`${serve.url}/metrics`)).text();
+          return sum(t, 'zero_plane_exporter_lines_total') === total ? t : undefined;
+        },
+        20_000,
+        'every line in /metrics',
+      );
+      expect(sum(text, 'zero_plane_exporter_input_info', { source: log, preset: PRESET[name] })).toBe(1);
+      expect(
+        sum(text, 'zero_plane_exporter_parse_errors_total'),
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('zero_plane_exporter_'))
+          .join('\n'),
+      ).toBe(0);
+      expect(sum(text, 'zero_plane_requests_total')).toBe(truth.requests);
+      expect(sum(text, 'zero_plane_requests_total', { hit: 'true' })).toBe(truth.hits);
+      for (const [cls, n] of Object.entries(truth.statusClasses)) expect(sum(text, 'zero_plane_requests_total', { status_class: cls }), cls).toBe(n);
+      expect(sum(text, 'zero_plane_degraded_requests_total')).toBe(truth.degradedCount);
+      for (const state of ['valid', 'missing', 'malformed'] as const) expect(sum(text, 'zero_plane_opt_in_header_total', { state }), state).toBe(truth.optInHeader[state]);
+      expect(sum(text, 'zero_plane_exporter_parse_errors_total')).toBe(0);
+      expect(sum(text, 'zero_plane_exporter_file_rotations_total')).toBeGreaterThanOrEqual(1);
+    },
+    120_000,
+  );
 });
 
 async function linesTotal(url: string): Promise<number> {

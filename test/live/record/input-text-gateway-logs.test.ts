@@ -35,10 +35,20 @@ describe.each([
     });
     try {
       for (let i = 0; i < REQUESTS; i++) {
-        const res = await fetch(`${gateway.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"claude-sonnet-4","max_tokens":8,"messages":[]}', signal: AbortSignal.timeout(5_000) });
+        const res = await fetch(`${gateway.url}/v1/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"model":"claude-sonnet-4","max_tokens":8,"messages":[]}',
+          signal: AbortSignal.timeout(5_000),
+        });
         await res.arrayBuffer();
       }
-      const lines = () => (existsSync(gateway.logPath) ? readFileSync(gateway.logPath, 'utf8').split('\n').filter((l) => l !== '') : []);
+      const lines = () =>
+        existsSync(gateway.logPath)
+          ? readFileSync(gateway.logPath, 'utf8')
+              .split('\n')
+              .filter((l) => l !== '')
+          : [];
       await waitFor(() => (lines().length >= REQUESTS ? true : undefined), 10_000, `${REQUESTS} lines in ${gateway.logPath}`);
       const r = await reportOn(gateway.logPath);
       expect(r.code).toBe(1);

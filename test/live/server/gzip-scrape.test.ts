@@ -87,10 +87,14 @@ describe('gzip on /metrics', () => {
       const res = await fetch(`${promUrl}/api/v1/query?query=${encodeURIComponent(expr)}`, { signal: AbortSignal.timeout(5_000) });
       return ((await res.json()) as { data: { result: { value: [number, string] }[] } }).data.result;
     };
-    const samples = await waitFor(async () => {
-      const r = await query('scrape_samples_scraped{job="zero-plane-exporter"}');
-      return r.length > 0 && Number(r[0]?.value[1]) > 50 ? Number(r[0]?.value[1]) : undefined;
-    }, 20_000, 'Prometheus to scrape serve through the relay');
+    const samples = await waitFor(
+      async () => {
+        const r = await query('scrape_samples_scraped{job="zero-plane-exporter"}');
+        return r.length > 0 && Number(r[0]?.value[1]) > 50 ? Number(r[0]?.value[1]) : undefined;
+      },
+      20_000,
+      'Prometheus to scrape serve through the relay',
+    );
     expect((await query('up{job="zero-plane-exporter"}'))[0]?.value[1]).toBe('1');
     expect((await query('zero_plane_exporter_build_info{job="zero-plane-exporter"}'))[0]?.value[1]).toBe('1');
     const scrape = seen.find((s) => s.request.startsWith('GET /metrics'));

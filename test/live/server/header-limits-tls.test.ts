@@ -60,18 +60,29 @@ function nodeHttp1(url: string, headers: Record<string, string>): Promise<number
 
 describe('431 for request headers past 16 KiB, over TLS too', () => {
   it('HTTP/1.1 with curl: 100 KB of headers get 431 every time, on TLS (with and without HTTP/2 offered) and plain', () => {
-    for (const [name, tls] of [['tlsHttp2', true], ['tlsHttp1', true], ['plain', false]] as const) {
+    for (const [name, tls] of [
+      ['tlsHttp2', true],
+      ['tlsHttp1', true],
+      ['plain', false],
+    ] as const) {
       const url = `${httpsUrl(servers[name], tls)}/metrics`;
       const answers = Array.from({ length: 8 }, () => curlStatus(['--http1.1', '-H', `@${join(dir, 'big-100k.txt')}`, url]));
       // What curl read is the answer; it may still exit non-zero when the server closes while curl is still
       // sending the rest (the close after a 431 is the server's right), but a reset before it is "000".
-      expect(answers.map((a) => a.slice(0, 7)), `${name}: ${answers.join(', ')}`).toEqual(Array(8).fill('431 1.1'));
+      expect(
+        answers.map((a) => a.slice(0, 7)),
+        `${name}: ${answers.join(', ')}`,
+      ).toEqual(Array(8).fill('431 1.1'));
       expect(curlStatus(['--http1.1', url]).slice(0, 7), name).toBe('200 1.1');
     }
   }, 120_000);
 
   it("HTTP/1.1 with Node's client: 20 KB of headers get 431; 1 KB get 200", async () => {
-    for (const [name, tls] of [['tlsHttp2', true], ['tlsHttp1', true], ['plain', false]] as const) {
+    for (const [name, tls] of [
+      ['tlsHttp2', true],
+      ['tlsHttp1', true],
+      ['plain', false],
+    ] as const) {
       const url = httpsUrl(servers[name], tls);
       expect(await nodeHttp1(url, { 'x-big': 'a'.repeat(20_000) }), name).toBe(431);
       expect(await nodeHttp1(url, { 'x-small': 'a'.repeat(1_000) }), name).toBe(200);

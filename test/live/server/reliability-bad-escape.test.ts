@@ -99,7 +99,12 @@ describe('a route that throws', () => {
         read: () => {
           throw new Error('the window is gone');
         },
-        history: new SignalHistory({ read: () => { throw new Error('unused'); }, totalRequests: () => 0 }),
+        history: new SignalHistory({
+          read: () => {
+            throw new Error('unused');
+          },
+          totalRequests: () => 0,
+        }),
         gate: new LoadSheddingGate({ pauseLabel: 'priority', pauseValue: 'P0' }),
         version: 'test',
       }),
@@ -114,7 +119,11 @@ describe('a route that throws', () => {
   });
 
   it('answers 500 with a short error, JSON under /api/, plain elsewhere, and logs the cause', async () => {
-    for (const [path, type] of [['/api/v1/broken', /^application\/json/], ['/api/v1/signals', /^application\/json/], ['/broken', /^text\/plain/]] as const) {
+    for (const [path, type] of [
+      ['/api/v1/broken', /^application\/json/],
+      ['/api/v1/signals', /^application\/json/],
+      ['/broken', /^text\/plain/],
+    ] as const) {
       const res = await fetch(`${url}${path}`);
       expect(res.status, path).toBe(500);
       expect(res.headers.get('content-type'), path).toMatch(type);

@@ -72,11 +72,24 @@ describe('200 concurrent scrapes', () => {
   beforeAll(async () => {
     const lines: string[] = [];
     for (let i = 0; i < 60_000; i++) {
-      lines.push(JSON.stringify({ latency_ms: 150 + (i % 90), status: 200, model: `model-${i % 50}`, route: `/v1/route-${Math.floor(i / 50) % 20}`, cohort: ['stable', 'canary', 'beta'][Math.floor(i / 1000) % 3], response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1' } }));
+      lines.push(
+        JSON.stringify({
+          latency_ms: 150 + (i % 90),
+          status: 200,
+          model: `model-${i % 50}`,
+          route: `/v1/route-${Math.floor(i / 50) % 20}`,
+          cohort: ['stable', 'canary', 'beta'][Math.floor(i / 1000) % 3],
+          response_headers: { 'x-anthropic-layer-id': 'zero-plane-v1' },
+        }),
+      );
     }
     writeFileSync(log, `${lines.join('\n')}\n`);
     serve = await startServe(['--tail.start-at=start', '--web.max-requests=40', log], 20_000);
-    await waitFor(async () => ((sample(await (await fetch(`${serve.url}/metrics`)).text(), 'zero_plane_exporter_lines_total{source="' + log + '"}') ?? 0) >= 60_000 ? true : undefined), 20_000, 'the log read');
+    await waitFor(
+      async () => ((sample(await (await fetch(`${serve.url}/metrics`)).text(), 'zero_plane_exporter_lines_total{source="' + log + '"}') ?? 0) >= 60_000 ? true : undefined),
+      20_000,
+      'the log read',
+    );
   }, 60_000);
   afterAll(async () => {
     expect(await serve.stop()).toBe(0);
@@ -140,7 +153,11 @@ describe('200 concurrent scrapes', () => {
   it('past a limit of 2 in flight, the rest of the flood gets 503 at once, each counted as refused', async () => {
     const tight = await startServe(['--tail.start-at=start', '--web.max-requests=2', log], 20_000);
     try {
-      await waitFor(async () => ((sample(await (await fetch(`${tight.url}/metrics`)).text(), 'zero_plane_exporter_lines_total{source="' + log + '"}') ?? 0) >= 60_000 ? true : undefined), 20_000, 'the log read');
+      await waitFor(
+        async () => ((sample(await (await fetch(`${tight.url}/metrics`)).text(), 'zero_plane_exporter_lines_total{source="' + log + '"}') ?? 0) >= 60_000 ? true : undefined),
+        20_000,
+        'the log read',
+      );
       const flood = spawn(process.execPath, ['-e', FLOOD, new URL(tight.url).port], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       flood.stdout.on('data', (c: Buffer) => (out += c.toString()));

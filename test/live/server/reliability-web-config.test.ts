@@ -124,10 +124,7 @@ describe('HTTPS with basic auth on every endpoint', () => {
     ));
   });
 
-  const ENDPOINTS: Call[] = [
-    { method: 'GET' },
-    { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: '{"latency_ms":183}\n' },
-  ];
+  const ENDPOINTS: Call[] = [{ method: 'GET' }, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: '{"latency_ms":183}\n' }];
   const PATHS = ['/metrics', '/', '/-/healthy', '/-/ready', '/api/v1/gate', '/api/v1/signals', '/no/such/page'];
 
   it('the right credentials get through, with the configured response headers', async () => {
@@ -200,7 +197,15 @@ describe('client certificates (RequireAndVerifyClientCert)', () => {
   const clientCert = () => ({ cert: readFileSync(path('client.crt')), key: readFileSync(path('client.key')) });
   const rogueCert = () => ({ cert: readFileSync(path('rogue.crt')), key: readFileSync(path('rogue.key')) });
   const tls = (sans: string) =>
-    ['tls_server_config:', '  cert_file: server.crt', '  key_file: server.key', '  client_auth_type: RequireAndVerifyClientCert', '  client_ca_file: ca.crt', `  client_allowed_sans: [${sans}]`, ''].join('\n');
+    [
+      'tls_server_config:',
+      '  cert_file: server.crt',
+      '  key_file: server.key',
+      '  client_auth_type: RequireAndVerifyClientCert',
+      '  client_ca_file: ca.crt',
+      `  client_allowed_sans: [${sans}]`,
+      '',
+    ].join('\n');
 
   it('a certificate signed by client_ca_file with an allowed SAN gets in; none, a foreign one or another SAN do not', async () => {
     const { serve, url } = await serveWith(tls('prometheus'));
@@ -234,17 +239,21 @@ describe('a bad web config exits 2 naming the file, the line and the key', () =>
     expect(problems(`basic_auth_users:\n  "a:b": ${alice}\n`)).toMatch(new RegExp(`^${file}:2: basic_auth_users.a:b: .*without ":"`));
     expect(problems('tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS14\n')).toMatch(new RegExp(`${file}:4: tls_server_config.min_version: `));
     expect(problems('rate_limit:\n  interval: 1x\n')).toMatch(/:2: rate_limit.interval: "1x" is not a Go duration/);
-    expect(problems('tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n')).toMatch(/:4: tls_server_config.cipher_suites.0: unknown cipher TLS_RSA_WITH_RC4_128_SHA/);
+    expect(problems('tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n')).toMatch(
+      /:4: tls_server_config.cipher_suites.0: unknown cipher TLS_RSA_WITH_RC4_128_SHA/,
+    );
     expect(problems('http_server_config:\n  headers:\n    X-Frame-Options: allow\n')).toMatch(/:3: http_server_config.headers.X-Frame-Options: must be deny or sameorigin/);
     expect(problems('tls_server_config: [\n')).toMatch(new RegExp(`^${file}:\\d+: \\(top level\\): `));
   });
 
-  it('missing or unreadable TLS material, a key that is not the certificate\'s, inconsistent client auth', () => {
+  it("missing or unreadable TLS material, a key that is not the certificate's, inconsistent client auth", () => {
     expect(problems('tls_server_config:\n  key_file: server.key\n')).toMatch(new RegExp(`^${file}:2: tls_server_config.cert_file: missing`));
     expect(problems('tls_server_config:\n  cert_file: server.crt\n  key_file: nope.key\n')).toMatch(/:3: tls_server_config.key_file: nope.key: cannot read: ENOENT/);
     expect(problems('tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n')).toMatch(/:3: tls_server_config.key_file: does not belong to the certificate/);
     expect(problems('tls_server_config:\n  cert_file: server.key\n  key_file: server.key\n')).toMatch(/:2: tls_server_config.cert_file: not a PEM certificate/);
-    expect(problems('tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n')).toMatch(/tls_server_config.client_auth_type: client_ca_file is set but client_auth_type is NoClientCert/);
+    expect(problems('tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n')).toMatch(
+      /tls_server_config.client_auth_type: client_ca_file is set but client_auth_type is NoClientCert/,
+    );
     expect(problems('tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert\n')).toMatch(/tls_server_config.client_ca_file: missing/);
   });
 

@@ -51,10 +51,14 @@ describe('serve', () => {
     expect(sample(before, 'zero_plane_window_requests')).toBeUndefined(); // absent while the window is empty
 
     appendFileSync(log, line({ latencyMs: 180, warmup: 'hit' }));
-    const text = await waitFor(async () => {
-      const t = await scrape(server as ServeProcess);
-      return sample(t, 'zero_plane_window_requests') === 1 ? t : undefined;
-    }, 5_000, 'the appended line in /metrics');
+    const text = await waitFor(
+      async () => {
+        const t = await scrape(server as ServeProcess);
+        return sample(t, 'zero_plane_window_requests') === 1 ? t : undefined;
+      },
+      5_000,
+      'the appended line in /metrics',
+    );
     expect(sample(text, 'zero_plane_requests_total{hit="true",status_class="2xx",model="claude-zp",route="/v1/messages",cohort=""}')).toBe(1);
     expect(sample(text, 'zero_plane_hit_rate')).toBe(1);
     expect(sample(text, 'zero_plane_warmup_efficiency')).toBe(1);
@@ -73,10 +77,14 @@ describe('serve', () => {
     body += line({ latencyMs: 90, hit: false }) + line({ latencyMs: 95, hit: false });
     body += 'not json\n{"latency_ms":-1}\n[]\n';
     appendFileSync(log, body);
-    const text = await waitFor(async () => {
-      const t = await scrape(server as ServeProcess);
-      return sample(t, 'zero_plane_window_requests') === 200 ? t : undefined;
-    }, 3_000, '200 requests in the window');
+    const text = await waitFor(
+      async () => {
+        const t = await scrape(server as ServeProcess);
+        return sample(t, 'zero_plane_window_requests') === 200 ? t : undefined;
+      },
+      3_000,
+      '200 requests in the window',
+    );
     expect(sample(text, 'zero_plane_hit_rate')).toBeCloseTo(198 / 200, 12);
     expect(sample(text, 'zero_plane_degraded_count')).toBe(1);
     expect(sample(text, 'zero_plane_warmup_efficiency')).toBeCloseTo(180 / 198, 12);
@@ -102,10 +110,14 @@ describe('serve', () => {
     writeFileSync(log, '');
     server = await startServe([log]);
     appendFileSync(log, line({ latencyMs: 180, warmup: 'hit', degraded: true, optIn: 'Zero-Plane-2024' }));
-    const text = await waitFor(async () => {
-      const t = await scrape(server as ServeProcess);
-      return sample(t, 'zero_plane_window_requests') === 1 ? t : undefined;
-    }, 2_000, 'a record in the window');
+    const text = await waitFor(
+      async () => {
+        const t = await scrape(server as ServeProcess);
+        return sample(t, 'zero_plane_window_requests') === 1 ? t : undefined;
+      },
+      2_000,
+      'a record in the window',
+    );
     const r = spawnSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 20_000 });
     const findings = `${r.stdout}${r.stderr}`.split('\n').filter(Boolean);
     // These names are fixed by SPEC §5 (zero_plane_degraded_count, the quantile-labelled window gauge) or by
@@ -147,10 +159,14 @@ describe('serve', () => {
     await waitFor(async () => (sample(await scrape(server as ServeProcess), `zero_plane_exporter_lines_total{source="${log}"}`) === 1 ? true : undefined), 3_000, 'the first line');
     renameSync(log, `${log}.1`);
     writeFileSync(log, line({ latencyMs: 171 }));
-    const text = await waitFor(async () => {
-      const t = await scrape(server as ServeProcess);
-      return sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) === 2 ? t : undefined;
-    }, 3_000, 'the line in the new file');
+    const text = await waitFor(
+      async () => {
+        const t = await scrape(server as ServeProcess);
+        return sample(t, `zero_plane_exporter_lines_total{source="${log}"}`) === 2 ? t : undefined;
+      },
+      3_000,
+      'the line in the new file',
+    );
     expect(sample(text, `zero_plane_exporter_file_rotations_total{source="${log}",kind="rename"}`)).toBe(1);
   });
 

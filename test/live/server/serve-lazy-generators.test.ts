@@ -37,7 +37,10 @@ async function serveRecording(dir: string, record: string): Promise<ServeProcess
   return startServe([log], 15_000, (argv) => [argv[0] as string, ['--import', pathToFileURL(register).href, ...argv.slice(1)]]);
 }
 
-const loaded = (record: string) => readFileSync(record, 'utf8').split('\n').filter((u) => GENERATORS.some((g) => u.includes(g)));
+const loaded = (record: string) =>
+  readFileSync(record, 'utf8')
+    .split('\n')
+    .filter((u) => GENERATORS.some((g) => u.includes(g)));
 
 describe('serve loads the pack and dashboard generators only when their files are asked for', () => {
   it('scrapes leave them unloaded; the landing page, /pack/ and /dashboards/ load them and serve their files', async () => {

@@ -146,7 +146,9 @@ describe('TLS versions, cipher suites and curves', () => {
     expect(refused('  min_version: TLS10\n')).toMatch(/refused\.yml:4: tls_server_config\.min_version: TLS10 is refused: Node\.js 20's OpenSSL 3 cannot negotiate TLS 1\.0 or 1\.1/);
     expect(refused('  min_version: TLS11\n  max_version: TLS11\n')).toMatch(/tls_server_config\.max_version: TLS11 is refused/);
     // HTTP/2 (on by default) over TLS 1.2 needs an AES-128-GCM suite (RFC 7540 9.2.2), as Go says.
-    expect(refused('  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384]\n  max_version: TLS12\n')).toMatch(/tls_server_config\.cipher_suites: HTTP\/2 .* needs TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256/);
+    expect(refused('  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384]\n  max_version: TLS12\n')).toMatch(
+      /tls_server_config\.cipher_suites: HTTP\/2 .* needs TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256/,
+    );
     expect(refused('  cipher_suites: [TLS_AES_128_GCM_SHA256]\n  max_version: TLS12\n')).toMatch(/lists only TLS 1\.3 suites/);
     expect(refused('  curve_preferences: [CurveP224]\n')).toMatch(/tls_server_config\.curve_preferences\.0: /);
   });

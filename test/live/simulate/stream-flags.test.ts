@@ -19,13 +19,17 @@ describe('simulate stream flags', () => {
     const sim = spawn(process.execPath, [BIN, 'simulate', `--simulate.listen-address=127.0.0.1:${port}`, '--simulate.stream', '--simulate.first-event-delay-ms=150']);
     children.push(sim);
     const url = `http://127.0.0.1:${port}`;
-    await waitFor(async () => {
-      try {
-        return (await fetch(`${url}/-/healthy`)).ok ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    }, 10_000, 'the simulator');
+    await waitFor(
+      async () => {
+        try {
+          return (await fetch(`${url}/-/healthy`)).ok ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      10_000,
+      'the simulator',
+    );
 
     const sentAt = performance.now();
     const r = await fetch(`${url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -38,7 +42,18 @@ describe('simulate stream flags', () => {
     expect(performance.now() - sentAt).toBeGreaterThanOrEqual(150);
     let text = new TextDecoder().decode(first.value);
     for (let c = await reader.read(); !c.done; c = await reader.read()) text += new TextDecoder().decode(c.value);
-    expect(text.match(/^event: (\w+)$/gm)?.map((l) => l.slice(7))).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(text.match(/^event: (\w+)$/gm)?.map((l) => l.slice(7))).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
 
     const refused = await fetch(`${url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-anthropic-experimental': 'zero-plane-2024' }, body });
     expect(refused.status).toBe(400);

@@ -68,8 +68,7 @@ const WRAP: Record<string, (lines: Buffer[]) => Buffer> = {
   // HAProxy's rfc3164 without a hostname.
   'syslog-haproxy': (lines) => Buffer.concat(lines.flatMap((l) => [Buffer.from('<134>Dec 12 10:00:00 haproxy[2741]: '), l, Buffer.from('\n')])),
   // RFC 5424 with structured data and a BOM.
-  'syslog-5424': (lines) =>
-    Buffer.concat(lines.flatMap((l) => [Buffer.from('<134>1 2026-12-02T10:00:00.123Z gw caddy 812 access [meta x="a\\]b"] \ufeff'), l, Buffer.from('\n')])),
+  'syslog-5424': (lines) => Buffer.concat(lines.flatMap((l) => [Buffer.from('<134>1 2026-12-02T10:00:00.123Z gw caddy 812 access [meta x="a\\]b"] \ufeff'), l, Buffer.from('\n')])),
   // What rsyslog writes into /var/log/syslog: no PRI; the traditional time, or RFC 3339 (RSYSLOG_FileFormat).
   'rsyslog-traditional': (lines) => Buffer.concat(lines.flatMap((l) => [Buffer.from('Dec  2 10:00:00 gw nginx: '), l, Buffer.from('\n')])),
   'rsyslog-file': (lines) => Buffer.concat(lines.flatMap((l) => [Buffer.from('2026-12-02T10:00:00.123456+00:00 gw caddy[812]: '), l, Buffer.from('\n')])),
@@ -195,7 +194,12 @@ describe('input.envelope', () => {
     const log = join(GOLDEN, 'real-haproxy.ndjson');
     const cfg = join(dir, 'none.yml');
     writeFileSync(cfg, 'input:\n  envelope: none\n');
-    for (const [how, envelope] of [['cri', 'cri'], ['docker', 'docker'], ['syslog-haproxy', 'syslog'], ['rsyslog-traditional', 'syslog']] as const) {
+    for (const [how, envelope] of [
+      ['cri', 'cri'],
+      ['docker', 'docker'],
+      ['syslog-haproxy', 'syslog'],
+      ['rsyslog-traditional', 'syslog'],
+    ] as const) {
       const wrapped = join(dir, `hint.${how}.log`);
       writeFileSync(wrapped, WRAP[how]!(rawLines(readFileSync(log))));
       const r = runCli(['report', '--config.file', cfg, wrapped]);
@@ -248,7 +252,12 @@ describe('serve', () => {
     expect(sample(text, `zero_plane_exporter_input_envelope_info{source="${pattern}",envelope="cri"}`)).toBe(1);
     expect(sample(text, `zero_plane_exporter_input_envelope_info{source="${pattern}",envelope="none"}`)).toBe(1);
     expect(sample(text, 'zero_plane_exporter_parse_errors_total{reason="invalid_json"}')).toBe(0);
-    expect(text.split('\n').filter((l) => l.startsWith('zero_plane_requests_total{')).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)).toBe(5);
+    expect(
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('zero_plane_requests_total{'))
+        .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0),
+    ).toBe(5);
     expect(serve.logs.filter((l) => l.msg === 'input envelope').map((l) => l.envelope)).toEqual(['cri']);
   }, 60_000);
 });
@@ -287,7 +296,12 @@ describe('a checkpoint while pieces of a line are held', () => {
     await waitFor(async () => ((await linesRead(second)) === 4 ? true : undefined), 15_000, '4 lines');
     const text = await (await fetch(`${second.url}/metrics`)).text();
     expect(sample(text, 'zero_plane_exporter_parse_errors_total{reason="invalid_json"}')).toBe(0);
-    expect(text.split('\n').filter((l) => l.startsWith('zero_plane_requests_total{')).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)).toBe(4);
+    expect(
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('zero_plane_requests_total{'))
+        .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0),
+    ).toBe(4);
   }, 60_000);
 });
 

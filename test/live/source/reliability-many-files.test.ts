@@ -56,49 +56,53 @@ describe('many files: descriptors are bounded', () => {
   it.each([
     ['ulimit -n 1024, the default cap (lowered to 896)', 1024, undefined, 1024 - 128],
     ['ulimit -n 1024, sources.maxOpenFiles: 100', 1024, 100, 100],
-  ] as const)('1,500 files, %s: read whole, counts exact, /metrics answers, descriptors within the cap', async (_name, limit, maxOpenFiles, cap) => {
-    const dir = tempDir('zp-many-');
-    const logs = join(dir, 'logs');
-    const { mkdirSync } = await import('node:fs');
-    mkdirSync(logs);
-    for (let i = 0; i < FILES; i++) writeFileSync(join(logs, name(i)), lines(i, 1, 10));
-    const config = join(dir, 'zp.yml');
-    writeFileSync(config, `sources:\n  files: ["${logs}/*.log"]\n  startAt: start\n${maxOpenFiles === undefined ? '' : `  maxOpenFiles: ${maxOpenFiles}\n`}`);
-    const source = `${logs}/*.log`;
-    server = await startServe([`--config.file=${config}`], 30_000, withDescriptorLimit(limit));
-    const pid = server.child.pid as number;
-    expect(server.logs.find((l) => l.msg === 'serving')?.maxOpenFiles).toBe(cap);
+  ] as const)(
+    '1,500 files, %s: read whole, counts exact, /metrics answers, descriptors within the cap',
+    async (_name, limit, maxOpenFiles, cap) => {
+      const dir = tempDir('zp-many-');
+      const logs = join(dir, 'logs');
+      const { mkdirSync } = await import('node:fs');
+      mkdirSync(logs);
+      for (let i = 0; i < FILES; i++) writeFileSync(join(logs, name(i)), lines(i, 1, 10));
+      const config = join(dir, 'zp.yml');
+      writeFileSync(config, `sources:\n  files: ["${logs}/*.log"]\n  startAt: start\n${maxOpenFiles === undefined ? '' : `  maxOpenFiles: ${maxOpenFiles}\n`}`);
+      const source = `${logs}/*.log`;
+      server = await startServe([`--config.file=${config}`], 30_000, withDescriptorLimit(limit));
+      const pid = server.child.pid as number;
+      expect(server.logs.find((l) => l.msg === 'serving')?.maxOpenFiles).toBe(cap);
 
-    let peakInDir = 0;
-    let peakTotal = 0;
-    const watch = () => {
-      const d = descriptors(pid, logs);
-      peakInDir = Math.max(peakInDir, d.inDir);
-      peakTotal = Math.max(peakTotal, d.total);
-    };
-    const linesRead = (n: number) => async () => {
+      let peakInDir = 0;
+      let peakTotal = 0;
+      const watch = () => {
+        const d = descriptors(pid, logs);
+        peakInDir = Math.max(peakInDir, d.inDir);
+        peakTotal = Math.max(peakTotal, d.total);
+      };
+      const linesRead = (n: number) => async () => {
+        watch();
+        const text = await scrape(server as ServeProcess);
+        return sample(text, `zero_plane_exporter_lines_total{source="${source}"}`) === n ? text : undefined;
+      };
+      let text = await waitFor(linesRead(FILES * 10), 60_000, `${FILES * 10} lines`);
+      expect(sample(text, 'zero_plane_exporter_followed_files')).toBe(FILES);
+      expect(sample(text, 'zero_plane_exporter_open_files_limit')).toBe(cap);
+      expect(sample(text, 'zero_plane_exporter_open_files')).toBeLessThanOrEqual(cap);
+
+      // Files closed for the cap are reopened when they grow: two more lines in every one of them.
+      for (let i = 0; i < FILES; i++) appendFileSync(join(logs, name(i)), lines(i, 11, 12));
+      text = await waitFor(linesRead(FILES * 12), 60_000, `${FILES * 12} lines`);
+      for (const m of [0, 1, 2]) {
+        const files = Array.from({ length: FILES }, (_, i) => i).filter((i) => i % 3 === m).length;
+        expect(sample(text, `zero_plane_requests_total{hit="true",status_class="2xx",model="m${m}",route="/v1/messages",cohort=""}`)).toBe(files * 12);
+      }
+      expect(sample(text, 'zero_plane_exporter_parse_errors_total{reason="invalid_json"}')).toBe(0);
+      expect(sample(text, `zero_plane_exporter_source_errors_total{source="${source}",reason="read_error"}`)).toBeUndefined();
+      await scrape(server, '/-/healthy');
       watch();
-      const text = await scrape(server as ServeProcess);
-      return sample(text, `zero_plane_exporter_lines_total{source="${source}"}`) === n ? text : undefined;
-    };
-    let text = await waitFor(linesRead(FILES * 10), 60_000, `${FILES * 10} lines`);
-    expect(sample(text, 'zero_plane_exporter_followed_files')).toBe(FILES);
-    expect(sample(text, 'zero_plane_exporter_open_files_limit')).toBe(cap);
-    expect(sample(text, 'zero_plane_exporter_open_files')).toBeLessThanOrEqual(cap);
-
-    // Files closed for the cap are reopened when they grow: two more lines in every one of them.
-    for (let i = 0; i < FILES; i++) appendFileSync(join(logs, name(i)), lines(i, 11, 12));
-    text = await waitFor(linesRead(FILES * 12), 60_000, `${FILES * 12} lines`);
-    for (const m of [0, 1, 2]) {
-      const files = Array.from({ length: FILES }, (_, i) => i).filter((i) => i % 3 === m).length;
-      expect(sample(text, `zero_plane_requests_total{hit="true",status_class="2xx",model="m${m}",route="/v1/messages",cohort=""}`)).toBe(files * 12);
-    }
-    expect(sample(text, 'zero_plane_exporter_parse_errors_total{reason="invalid_json"}')).toBe(0);
-    expect(sample(text, `zero_plane_exporter_source_errors_total{source="${source}",reason="read_error"}`)).toBeUndefined();
-    await scrape(server, '/-/healthy');
-    watch();
-    expect(peakInDir).toBeLessThanOrEqual(cap);
-    expect(peakInDir).toBeGreaterThan(0);
-    expect(peakTotal).toBeLessThan(limit);
-  }, 150_000);
+      expect(peakInDir).toBeLessThanOrEqual(cap);
+      expect(peakInDir).toBeGreaterThan(0);
+      expect(peakTotal).toBeLessThan(limit);
+    },
+    150_000,
+  );
 });

@@ -22,7 +22,9 @@ const GOLDEN = new URL('../../golden/', import.meta.url).pathname;
 
 describe('NUL runs between lines', () => {
   it('are skipped and counted, and every line after them is read', async () => {
-    const lines = readFileSync(join(GOLDEN, 'real-caddy.ndjson'), 'utf8').split('\n').filter((l) => l !== '');
+    const lines = readFileSync(join(GOLDEN, 'real-caddy.ndjson'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     const holes = [4096, 1, 70_000, 3];
     // A hole before the first line, after some lines, one larger than a read chunk, and one at the end
     // before a last line without its newline.
@@ -45,7 +47,7 @@ describe('NUL runs between lines', () => {
     expect(pipeline.metrics.nulBytes.get([log])).toBe(holes.reduce((a, b) => a + b, 0));
   });
 
-  it('inside a line are content: only a line\'s start is looked at (one comparison per line)', () => {
+  it("inside a line are content: only a line's start is looked at (one comparison per line)", () => {
     const got: string[] = [];
     let nuls = 0;
     const s = new LineSplitter(1024, { line: (t) => void got.push(t), oversize: () => {}, nulBytes: (_src, n) => void (nuls += n) }, 'x');
@@ -77,7 +79,17 @@ describe('a real Caddy log copytruncated while serve follows it', () => {
     const simulator = sim;
     const gateway = caddy;
     const server = serve;
-    const lineCount = () => [`${log}.2`, `${log}.1`, log].reduce((n, p) => n + (existsSync(p) ? readFileSync(p, 'latin1').split('\n').filter((l) => l.replace(/\0/g, '') !== '').length : 0), 0);
+    const lineCount = () =>
+      [`${log}.2`, `${log}.1`, log].reduce(
+        (n, p) =>
+          n +
+          (existsSync(p)
+            ? readFileSync(p, 'latin1')
+                .split('\n')
+                .filter((l) => l.replace(/\0/g, '') !== '').length
+            : 0),
+        0,
+      );
     const linesTotal = async () => sample(await (await fetch(`${server.url}/metrics`)).text(), `zero_plane_exporter_lines_total{source="${log}"}`);
 
     const responses: MixResponse[] = [];
@@ -119,12 +131,24 @@ describe('a real Caddy log copytruncated while serve follows it', () => {
     await allRead();
     const text = await (await fetch(`${server.url}/metrics`)).text();
     const head = readFileSync(log).subarray(0, 16);
-    expect(head.every((b) => b === 0), 'Caddy wrote past a hole after the truncation').toBe(true);
+    expect(
+      head.every((b) => b === 0),
+      'Caddy wrote past a hole after the truncation',
+    ).toBe(true);
 
     const truth = truthOf(requests, responses);
-    const total = (name: string) => text.split('\n').filter((l) => l.startsWith(`${name}{`)).reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const total = (name: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(`${name}{`))
+        .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     expect(total('zero_plane_requests_total')).toBe(truth.requests);
-    expect(text.split('\n').filter((l) => l.startsWith('zero_plane_requests_total{hit="true"')).reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)).toBe(truth.hits);
+    expect(
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('zero_plane_requests_total{hit="true"'))
+        .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0),
+    ).toBe(truth.hits);
     expect(total('zero_plane_degraded_requests_total')).toBe(truth.degradedCount);
     expect(total('zero_plane_exporter_parse_errors_total')).toBe(0);
     // Each hole is read once, from the file's start after the truncation is seen; the lines after it too.

@@ -168,7 +168,7 @@ describe('copytruncate without a readable copy', () => {
     expect(sink.skips).toEqual([{ bytes: size - 1024, reason: 'truncated' }]);
     // Whole lines up to byte 1024, the head of the line cut there flushed as a fragment, then the new content.
     let whole = 0;
-    for (let end = 0; (end += seqLine(whole + 1).length + 1) <= 1024; ) whole++;
+    for (let end = 0; (end += seqLine(whole + 1).length + 1) <= 1024;) whole++;
     expect([...sink.counts.keys()]).toEqual([...Array.from({ length: whole }, (_, i) => i + 1), 101, 102, 103, 104, 105]);
     expect(sink.audit(105).duplicated).toEqual([]);
     expect(sink.garbled).toHaveLength(1);
@@ -193,38 +193,41 @@ describe('copytruncate without a readable copy', () => {
 describe('copytruncate, free-running', () => {
   const fx = followerFixture({ prefix: 'zpe-copytrunc-run-', writer: false });
 
-  it.each([['literal'], ['glob']] as const)(
-    'a child process appending steadily, copytruncated every ~100 ms (%s pattern): only logrotate’s own window may be lost',
-    async (kind) => {
-      const { dir, path, sink } = fx;
-      // Every ~100 ms for 2.4 s. At every 25–45 ms (a rename chain of 30+ copies each time) with both cores
-      // busy, a generation's start was lost in about 1 run in 4: see docs/reliability.md, "The limits, plainly".
-      const { follower, last, rotations } = await rotateWhileWriting(fx, kind, (k) => 80 + (k % 3) * 20, () => {
+  it.each([['literal'], ['glob']] as const)('a child process appending steadily, copytruncated every ~100 ms (%s pattern): only logrotate’s own window may be lost', async (kind) => {
+    const { dir, path, sink } = fx;
+    // Every ~100 ms for 2.4 s. At every 25–45 ms (a rename chain of 30+ copies each time) with both cores
+    // busy, a generation's start was lost in about 1 run in 4: see docs/reliability.md, "The limits, plainly".
+    const { follower, last, rotations } = await rotateWhileWriting(
+      fx,
+      kind,
+      (k) => 80 + (k % 3) * 20,
+      () => {
         copyAside(path, (k) => `${path}.${k}`);
         truncateSync(path, 0); // by path, like logrotate: the writer's O_APPEND descriptor follows to 0
         return true;
-      }, 2400);
-      // Lines in no file at all: written between the end of a copy and its truncation (logrotate's window).
-      const inFiles = new Set<number>();
-      for (const name of readdirSync(dir)) {
-        for (const l of readFileSync(join(dir, name), 'utf8').split('\n')) {
-          const m = /^\{"seq":(\d+),/.exec(l);
-          if (m && l === seqLine(Number(m[1]))) inFiles.add(Number(m[1]));
-        }
+      },
+      2400,
+    );
+    // Lines in no file at all: written between the end of a copy and its truncation (logrotate's window).
+    const inFiles = new Set<number>();
+    for (const name of readdirSync(dir)) {
+      for (const l of readFileSync(join(dir, name), 'utf8').split('\n')) {
+        const m = /^\{"seq":(\d+),/.exec(l);
+        if (m && l === seqLine(Number(m[1]))) inFiles.add(Number(m[1]));
       }
-      const window = new Set<number>();
-      for (let n = 1; n <= last; n++) if (!inFiles.has(n)) window.add(n);
-      await waitFor(() => sink.distinct + window.size >= last, 5000).catch(() => undefined); // the audit below says what is missing
-      await sleep(30);
-      await follower.pollOnce();
-      const { missing, duplicated } = sink.audit(last);
-      expect(duplicated).toEqual([]);
-      // Every line that is in some file was delivered; a missing line can only be one logrotate lost.
-      expect(missing.filter((n) => !window.has(n))).toEqual([]);
-      // A copy can end inside a line being written: that fragment is delivered as one garbled line.
-      expect(sink.garbled.length).toBeLessThanOrEqual(rotations);
-      expect(last).toBeGreaterThan(1000);
-      expect(rotations).toBeGreaterThan(15);
-    },
-  );
+    }
+    const window = new Set<number>();
+    for (let n = 1; n <= last; n++) if (!inFiles.has(n)) window.add(n);
+    await waitFor(() => sink.distinct + window.size >= last, 5000).catch(() => undefined); // the audit below says what is missing
+    await sleep(30);
+    await follower.pollOnce();
+    const { missing, duplicated } = sink.audit(last);
+    expect(duplicated).toEqual([]);
+    // Every line that is in some file was delivered; a missing line can only be one logrotate lost.
+    expect(missing.filter((n) => !window.has(n))).toEqual([]);
+    // A copy can end inside a line being written: that fragment is delivered as one garbled line.
+    expect(sink.garbled.length).toBeLessThanOrEqual(rotations);
+    expect(last).toBeGreaterThan(1000);
+    expect(rotations).toBeGreaterThan(15);
+  });
 });

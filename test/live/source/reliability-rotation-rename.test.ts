@@ -133,22 +133,24 @@ describe.each(Object.entries(PATTERNS))('rename rotation, pattern: %s', (_name, 
 describe('rename rotation, free-running', () => {
   const fx = followerFixture({ prefix: 'zpe-rename-run-', writer: false });
 
-  it.each([['literal'], ['glob']] as const)(
-    'a child process appending steadily, rotated every ~30 ms and signalled to reopen (%s pattern)',
-    async (kind) => {
-      const { path, sink } = fx;
-      const { follower, last, rotations } = await rotateWhileWriting(fx, kind, (k) => 20 + (k % 3) * 10, (writer) => {
+  it.each([['literal'], ['glob']] as const)('a child process appending steadily, rotated every ~30 ms and signalled to reopen (%s pattern)', async (kind) => {
+    const { path, sink } = fx;
+    const { follower, last, rotations } = await rotateWhileWriting(
+      fx,
+      kind,
+      (k) => 20 + (k % 3) * 10,
+      (writer) => {
         if (!existsSync(path)) return false; // the writer has not reopened since the last rotation
         rotate(path);
         writer.hup();
         return true;
-      });
-      await waitFor(() => sink.distinct >= last, 5000).catch(() => undefined); // the audit below says what is missing
-      await sleep(30); // a few more polls: nothing may arrive twice late
-      await follower.pollOnce();
-      expect(last).toBeGreaterThan(1000);
-      expect(rotations).toBeGreaterThan(20);
-      sink.expectExactlyOnce(last);
-    },
-  );
+      },
+    );
+    await waitFor(() => sink.distinct >= last, 5000).catch(() => undefined); // the audit below says what is missing
+    await sleep(30); // a few more polls: nothing may arrive twice late
+    await follower.pollOnce();
+    expect(last).toBeGreaterThan(1000);
+    expect(rotations).toBeGreaterThan(20);
+    sink.expectExactlyOnce(last);
+  });
 });

@@ -34,11 +34,8 @@ class Recorder implements LineSink, SourceEvents {
   }
 }
 
-
-const seqLines = (from: number, to: number): string[] =>
-  Array.from({ length: to - from + 1 }, (_, i) => `{"seq":${from + i}}`);
+const seqLines = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => `{"seq":${from + i}}`);
 const block = (from: number, to: number): string => seqLines(from, to).join('\n') + '\n';
-
 
 describe('FileFollower', () => {
   // Options as FileFollower defaults them (startAt 'end'), but for the patterns.

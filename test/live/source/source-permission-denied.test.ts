@@ -39,9 +39,7 @@ describe('file follower: permission denied', () => {
 
     const asRoot = process.getuid?.() === 0;
     const argv = ['--input-type=module', '-e', CHILD, path];
-    const child = asRoot
-      ? spawn(requireBinary('setpriv'), ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, ...argv])
-      : spawn(process.execPath, argv);
+    const child = asRoot ? spawn(requireBinary('setpriv'), ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, ...argv]) : spawn(process.execPath, argv);
     const events: Record<string, unknown>[] = [];
     const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     try {
@@ -78,15 +76,23 @@ describe('serve: a file unreadable at start, start-at=end', () => {
     const server = await startServe(['--tail.start-at=end', `${dir}/*.log`], 10_000, launch);
     try {
       const metrics = async () => (await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
-      await waitFor(async () => (sample(await metrics(), `zero_plane_exporter_source_errors_total{source="${dir}/*.log",reason="permission_denied"}`) === 1 ? true : undefined), 10_000, 'the permission problem reported');
+      await waitFor(
+        async () => (sample(await metrics(), `zero_plane_exporter_source_errors_total{source="${dir}/*.log",reason="permission_denied"}`) === 1 ? true : undefined),
+        10_000,
+        'the permission problem reported',
+      );
       chmodSync(locked, 0o644);
       const line = (model: string) => `{"latency_ms":180,"status":200,"model":"${model}","response_headers":{"x-anthropic-layer-id":"zero-plane-v1"}}\n`;
       appendFileSync(locked, line('locked-new').repeat(5));
       appendFileSync(open, line('open-new').repeat(3));
-      const text = await waitFor(async () => {
-        const t = await metrics();
-        return sample(t, `zero_plane_exporter_lines_total{source="${dir}/*.log"}`) === 8 ? t : undefined;
-      }, 10_000, 'the 8 new lines');
+      const text = await waitFor(
+        async () => {
+          const t = await metrics();
+          return sample(t, `zero_plane_exporter_lines_total{source="${dir}/*.log"}`) === 8 ? t : undefined;
+        },
+        10_000,
+        'the 8 new lines',
+      );
       const requests = (model: string, hit: boolean) => sample(text, `zero_plane_requests_total{hit="${hit}",status_class="2xx",model="${model}",route="",cohort=""}`);
       expect(requests('locked-new', true)).toBe(5);
       expect(requests('open-new', true)).toBe(3);

@@ -69,7 +69,9 @@ describe('observeResponse', () => {
 
   it('skips a text line longer than its line cap without keeping it, and still reads the usage after it', async () => {
     const long = 'x'.repeat(300_000);
-    const events = streamEvents({ ...message, content: [{ type: 'text', text: long }] }, 1).map(sseText).join('');
+    const events = streamEvents({ ...message, content: [{ type: 'text', text: long }] }, 1)
+      .map(sseText)
+      .join('');
     const all = new TextEncoder().encode(events);
     const chunks: Uint8Array[] = [];
     for (let at = 0; at < all.length; at += 16_384) chunks.push(all.slice(at, at + 16_384));

@@ -8,8 +8,7 @@ import { loadConfig } from '../../../src/config/load.js';
 
 const EXAMPLE = new URL('../../../examples/zero-plane.yml', import.meta.url);
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
 /** The path of every key the defaults hold, down to values that are not plain objects (a list of keys: a key may hold a dot, as the label key kubernetes.io/metadata.name does). */
 function keyPaths(value: Record<string, unknown>, prefix: string[] = []): string[][] {

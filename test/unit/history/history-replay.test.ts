@@ -22,7 +22,14 @@ const dir = tempDir('zp-replay-');
 const NOW = Date.UTC(2026, 0, 1);
 const STEP = 30_000;
 /** 40 minutes: healthy, drift with degraded requests, recovery (enough for the P0). */
-const SHORT = { phases: [{ minutes: 10, slow: 0, degraded: 0 }, { minutes: 15, slow: 0.3, degraded: 0.05 }, { minutes: 15, slow: 0, degraded: 0 }], rate: 2 };
+const SHORT = {
+  phases: [
+    { minutes: 10, slow: 0, degraded: 0 },
+    { minutes: 15, slow: 0.3, degraded: 0.05 },
+    { minutes: 15, slow: 0, degraded: 0 },
+  ],
+  rate: 2,
+};
 let n = 0;
 
 function file(lines: string[], gzip = false): string {
@@ -47,7 +54,10 @@ describe('history replay', () => {
   it('gives the same timeline for records out of order within history.lateness as for the sorted log', async () => {
     const rng = createRng(7);
     // Each line moved by up to ±50 s in the file: a gateway that logs start times of requests up to 100 s long.
-    const shuffled = log.lines.map((l, i) => ({ l, k: i + (rng() - 0.5) * 2 * 50 * SHORT.rate })).sort((a, b) => a.k - b.k).map((x) => x.l);
+    const shuffled = log.lines
+      .map((l, i) => ({ l, k: i + (rng() - 0.5) * 2 * 50 * SHORT.rate }))
+      .sort((a, b) => a.k - b.k)
+      .map((x) => x.l);
     expect(shuffled).not.toEqual(sorted(log.lines));
     const a = await run([file(sorted(log.lines))]);
     const b = await run([file(shuffled)]);
@@ -76,7 +86,13 @@ describe('history replay', () => {
     const third = Math.floor(lines.length / 3);
     const rotated = [file(lines.slice(2 * third)), file(lines.slice(0, third), true), file(lines.slice(third, 2 * third))];
     expect((await run(rotated)).rows).toEqual(whole.rows);
-    const twoGateways = [file(lines.filter((_, i) => i % 2 === 0), true), file(lines.filter((_, i) => i % 2 === 1))];
+    const twoGateways = [
+      file(
+        lines.filter((_, i) => i % 2 === 0),
+        true,
+      ),
+      file(lines.filter((_, i) => i % 2 === 1)),
+    ];
     const both = await run(twoGateways);
     expect(both.rows).toEqual(whole.rows);
     expect(both.result.summary.files).toBe(2);
@@ -111,7 +127,7 @@ describe('history replay', () => {
     const month = heldOutLog({ phases: [{ minutes: 30 * 24 * 60, slow: 0, degraded: 0 }], rate: 1 / 60 });
     const r = await run([file(month.lines)]);
     expect(r.result.summary.records).toBe(month.lines.length);
-    expect(r.result.summary.lastStepMs as number - (r.result.summary.firstStepMs as number)).toBeGreaterThan(29 * 86_400_000);
+    expect((r.result.summary.lastStepMs as number) - (r.result.summary.firstStepMs as number)).toBeGreaterThan(29 * 86_400_000);
     // A 64 KiB read holds ~200 of these lines, history.lateness two; the whole month is 43,200.
     expect(r.result.summary.peakHeld).toBeLessThan(400);
   });
@@ -119,7 +135,10 @@ describe('history replay', () => {
   it('a config with a shorter lateness skips what the default places', async () => {
     const rng = createRng(9);
     // One record in 20 written 30 s late (a long request logged at its start time), the others in order.
-    const shuffled = sorted(log.lines).map((l, i) => ({ l, k: i + (rng() < 0.05 ? 30 * SHORT.rate : 0) })).sort((a, b) => a.k - b.k).map((x) => x.l);
+    const shuffled = sorted(log.lines)
+      .map((l, i) => ({ l, k: i + (rng() < 0.05 ? 30 * SHORT.rate : 0) }))
+      .sort((a, b) => a.k - b.k)
+      .map((x) => x.l);
     const r = await run([file(shuffled)], parseConfig('history:\n  lateness: 1s\n', 'h.yml'));
     expect(r.result.summary.skipped.late).toBeGreaterThan(0);
     expect((await run([file(shuffled)])).result.summary.skipped.late).toBe(0);
@@ -127,10 +146,18 @@ describe('history replay', () => {
 });
 
 describe('step totals ring', () => {
-  it('gives every window each series\' increase now minus one window ago, long after it wrapped around, with fewer samples before the first step', () => {
+  it("gives every window each series' increase now minus one window ago, long after it wrapped around, with fewer samples before the first step", () => {
     const config = defaultConfig();
     const m = new ExporterMetrics(histogramBuckets(config), config.metrics);
-    const ring = new SeriesTotals({ bounds: histogramBuckets(config), ceiling: 0.19425, stepMs: STEP, longestWindowMs: 3_600_000, rateWindowMs: 300_000, stableCohorts: ['stable'], targetLabelNames: ['job', 'instance'] });
+    const ring = new SeriesTotals({
+      bounds: histogramBuckets(config),
+      ceiling: 0.19425,
+      stepMs: STEP,
+      longestWindowMs: 3_600_000,
+      rateWindowMs: 300_000,
+      stableCohorts: ['stable'],
+      targetLabelNames: ['job', 'instance'],
+    });
     const totals: number[] = [];
     for (let i = 0; i < 500; i++) {
       // The first step is the timeline's start, before any record, as a replay has it.
@@ -177,9 +204,33 @@ describe('extrapolatedRate (Prometheus 2.42 rate() and increase() of one series)
 });
 
 describe('compareLabels (Prometheus 2.42 labels.Compare, as the TSDB orders series)', () => {
-  const sorted = (sets: [string, string][][]) => sets.map((s) => storedLabels(s)).sort(compareLabels).map((s) => s.map(([k, v]) => `${k.toString()}=${v.toString()}`).join(','));
+  const sorted = (sets: [string, string][][]) =>
+    sets
+      .map((s) => storedLabels(s))
+      .sort(compareLabels)
+      .map((s) => s.map(([k, v]) => `${k.toString()}=${v.toString()}`).join(','));
   it('compares names, then values byte by byte, a prefix first, and leaves empty values out', () => {
-    expect(sorted([[['b', '1']], [['a', 'x'], ['b', '2']], [['a', ''], ['b', '0']], [['b', '1'], ['c', '']], [['b', '1'], ['c', 'z']]])).toEqual(['a=x,b=2', 'b=0', 'b=1', 'b=1', 'b=1,c=z']);
+    expect(
+      sorted([
+        [['b', '1']],
+        [
+          ['a', 'x'],
+          ['b', '2'],
+        ],
+        [
+          ['a', ''],
+          ['b', '0'],
+        ],
+        [
+          ['b', '1'],
+          ['c', ''],
+        ],
+        [
+          ['b', '1'],
+          ['c', 'z'],
+        ],
+      ]),
+    ).toEqual(['a=x,b=2', 'b=0', 'b=1', 'b=1', 'b=1,c=z']);
     // UTF-8 bytes, not UTF-16 units: U+FF5E (EF BD 9E) sorts before U+1F600 (F0 9F 98 80), though its unit is larger.
     expect(sorted([[['m', '😀']], [['m', '～']]])).toEqual(['m=～', 'm=😀']);
   });

@@ -48,7 +48,7 @@ describe('history time filter', () => {
     expect(r.believed).toEqual([0, 1, 2, 4, 7]);
   });
 
-  it('a stale clock\'s burst before the real records (three lines of 2000-01-01): outliers, never believed, never the position', () => {
+  it("a stale clock's burst before the real records (three lines of 2000-01-01): outliers, never believed, never the position", () => {
     const stale = [0, 1, 2].map((s) => Date.UTC(2000, 0, 1, 0, 0, 5 + s));
     const real = Array.from({ length: 100 }, (_, i) => T0 + i * 1_000);
     const r = run([...stale, ...real], 20);

@@ -83,13 +83,25 @@ describe('RequestPlanner', () => {
     };
     // Opt-ins are drawn per request, repeats of a body included.
     const withRuns = plans(20_000, 11, { draws: 'even', malformedOptIn: 0.002, missingOptIn: 0.01, repeatedBodies: 0.05 });
-    windows(withRuns.map((p) => (p.optInVariant !== 'valid' && p.optInVariant !== 'missing' ? 1 : 0)), 0.002);
-    windows(withRuns.map((p) => (p.optInVariant === 'missing' ? 1 : 0)), 0.01);
+    windows(
+      withRuns.map((p) => (p.optInVariant !== 'valid' && p.optInVariant !== 'missing' ? 1 : 0)),
+      0.002,
+    );
+    windows(
+      withRuns.map((p) => (p.optInVariant === 'missing' ? 1 : 0)),
+      0.01,
+    );
     expect(withRuns.some((p) => p.repeated)).toBe(true);
     // Body shapes are drawn per new body.
     const bodies = plans(20_000, 11, { draws: 'even', longConversation: 0.001, stream: 0.004, repeatedBodies: 0 });
-    windows(bodies.map((p) => (parsed(p).messages.length > 8 ? 1 : 0)), 0.001);
-    windows(bodies.map((p) => (parsed(p).stream === true ? 1 : 0)), 0.004);
+    windows(
+      bodies.map((p) => (parsed(p).messages.length > 8 ? 1 : 0)),
+      0.001,
+    );
+    windows(
+      bodies.map((p) => (parsed(p).stream === true ? 1 : 0)),
+      0.004,
+    );
   });
 
   it('repeats only ordinary bodies, so a run never multiplies a long or streamed request', () => {

@@ -135,13 +135,15 @@ describe('header objects reused for recent combinations of values', () => {
     const profiles = ['warmup=hit, degraded=?0', 'warmup=miss, degraded=?1', ''];
     const cached = ['true', undefined];
     const combos: string[] = [];
-    for (const l of layers) for (const d of profiles) for (const c of cached) {
-      const h: Record<string, string> = {};
-      if (l !== undefined) h['x-anthropic-layer-id'] = l;
-      h['x-anthropic-delay-profile'] = d;
-      if (c !== undefined) h['X-Anthropic-Cached'] = c;
-      combos.push(JSON.stringify(h));
-    }
+    for (const l of layers)
+      for (const d of profiles)
+        for (const c of cached) {
+          const h: Record<string, string> = {};
+          if (l !== undefined) h['x-anthropic-layer-id'] = l;
+          h['x-anthropic-delay-profile'] = d;
+          if (c !== undefined) h['X-Anthropic-Cached'] = c;
+          combos.push(JSON.stringify(h));
+        }
     expect(combos.length).toBeGreaterThan(16);
     // Runs of one combination, cycles through all of them, and a walk back and forth.
     const order = [0, 0, 0, 1, 0, 1, ...combos.map((_, i) => i), ...combos.map((_, i) => combos.length - 1 - i), 5, 5, 23, 0, 23];
@@ -164,12 +166,33 @@ describe('header objects reused for recent combinations of values', () => {
 describe('classifier last-value caches', () => {
   it('alternating layer ids and delay profiles classify as they would one at a time', () => {
     const classifier = new SignalClassifier(defaultConfig().headers);
-    const record = (res: Record<string, string>): GatewayRecord => ({ timeMs: undefined, latencySeconds: 0.1, status: 200, model: '', route: '', cohort: '', responseHeaders: res, requestHeaders: undefined });
+    const record = (res: Record<string, string>): GatewayRecord => ({
+      timeMs: undefined,
+      latencySeconds: 0.1,
+      status: 200,
+      model: '',
+      route: '',
+      cohort: '',
+      responseHeaders: res,
+      requestHeaders: undefined,
+    });
     const cases = [
-      [{ 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=hit' }, { hit: true, warmup: 'hit', degraded: false }],
-      [{ 'x-anthropic-layer-id': 'standard-v3', 'x-anthropic-delay-profile': 'degraded' }, { hit: false, warmup: undefined, degraded: true }],
-      [{ 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=miss' }, { hit: true, warmup: 'miss', degraded: false }],
-      [{ 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=miss' }, { hit: true, warmup: 'miss', degraded: false }],
+      [
+        { 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=hit' },
+        { hit: true, warmup: 'hit', degraded: false },
+      ],
+      [
+        { 'x-anthropic-layer-id': 'standard-v3', 'x-anthropic-delay-profile': 'degraded' },
+        { hit: false, warmup: undefined, degraded: true },
+      ],
+      [
+        { 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=miss' },
+        { hit: true, warmup: 'miss', degraded: false },
+      ],
+      [
+        { 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'warmup=miss' },
+        { hit: true, warmup: 'miss', degraded: false },
+      ],
       [{ 'x-anthropic-delay-profile': 'warmup=hit,,' }, { hit: false, warmup: undefined, degraded: false, delayProfileInvalid: true }],
     ] as const;
     for (let round = 0; round < 3; round++) {

@@ -127,7 +127,13 @@ describe('per stream', () => {
     }
     expect(p.metrics.requests.sum({ hit: 'true' })).toBe(20);
     expect(p.metrics.requests.sum({ status_class: '2xx' })).toBe(30);
-    expect(p.inputInfo.entries().filter(([, v]) => v === 1).map(([l]) => l[1]).sort()).toEqual(['caddy-json', 'envoy-json']);
+    expect(
+      p.inputInfo
+        .entries()
+        .filter(([, v]) => v === 1)
+        .map(([l]) => l[1])
+        .sort(),
+    ).toEqual(['caddy-json', 'envoy-json']);
   });
 
   it('a new generation of a path whose probes show nothing decisive is read like the one before, silently', () => {

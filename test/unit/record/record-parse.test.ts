@@ -21,7 +21,9 @@ describe('record parsing (default preset)', () => {
   const p = parserFor();
 
   it('reads the default mapping, latency in ms', () => {
-    const r = record(p.parse('{"ts":"2026-11-29T10:00:00.250Z","latency_ms":183,"status":200,"model":"m1","route":"/v1/messages","cohort":"canary","response_headers":{"x-anthropic-layer-id":"zero-plane-v1"}}'));
+    const r = record(
+      p.parse('{"ts":"2026-11-29T10:00:00.250Z","latency_ms":183,"status":200,"model":"m1","route":"/v1/messages","cohort":"canary","response_headers":{"x-anthropic-layer-id":"zero-plane-v1"}}'),
+    );
     expect(r.timeMs).toBe(Date.UTC(2026, 10, 29, 10, 0, 0, 250));
     expect(r.latencySeconds).toBeCloseTo(0.183, 12);
     expect(r.status).toBe(200);
@@ -37,7 +39,11 @@ describe('record parsing (default preset)', () => {
   });
 
   it('reads "" and "-" in a header object as no header (nginx and HAProxy write them for one), joins repeated headers', () => {
-    const r = record(p.parse('{"latency_ms":1,"response_headers":{"x-anthropic-layer-id":"-","x-anthropic-delay-profile":["warmup=hit","","degraded"],"x-anthropic-cached":[]},"request_headers":{"x-anthropic-experimental":""}}'));
+    const r = record(
+      p.parse(
+        '{"latency_ms":1,"response_headers":{"x-anthropic-layer-id":"-","x-anthropic-delay-profile":["warmup=hit","","degraded"],"x-anthropic-cached":[]},"request_headers":{"x-anthropic-experimental":""}}',
+      ),
+    );
     expect(r.responseHeaders).toEqual({ 'x-anthropic-delay-profile': 'warmup=hit, degraded' });
     // The log carries request headers (the object is there), and the opt-in is not among them.
     expect(r.requestHeaders).toEqual({});
@@ -97,7 +103,9 @@ describe('record parsing (presets and overrides)', () => {
   it('nginx-json: request_time in seconds, flat upstream_http_* headers, empty = absent', () => {
     const p = parserFor('input:\n  preset: nginx-json\n');
     const r = record(
-      p.parse('{"time_iso8601":"2026-11-29T10:00:00+00:00","request_time":"0.050, 0.183","status":"200","uri":"/v1/messages","http_x_model":"m","upstream_http_x_anthropic_layer_id":"zero-plane-v1","upstream_http_x_anthropic_delay_profile":"","http_x_anthropic_experimental":""}'),
+      p.parse(
+        '{"time_iso8601":"2026-11-29T10:00:00+00:00","request_time":"0.050, 0.183","status":"200","uri":"/v1/messages","http_x_model":"m","upstream_http_x_anthropic_layer_id":"zero-plane-v1","upstream_http_x_anthropic_delay_profile":"","http_x_anthropic_experimental":""}',
+      ),
     );
     expect(r.latencySeconds).toBeCloseTo(0.183, 12);
     expect(r.status).toBe(200);
@@ -113,7 +121,9 @@ describe('record parsing (presets and overrides)', () => {
 
   it('envoy-json: duration in ms, resp_/req_ fields, "-" = absent', () => {
     const p = parserFor('input:\n  preset: envoy-json\n');
-    const r = record(p.parse('{"start_time":"2026-11-29T10:00:00.000Z","duration":183,"response_code":503,"route_name":"messages","resp_x_anthropic_layer_id":"-","req_x_anthropic_experimental":"zero-plane-2024"}'));
+    const r = record(
+      p.parse('{"start_time":"2026-11-29T10:00:00.000Z","duration":183,"response_code":503,"route_name":"messages","resp_x_anthropic_layer_id":"-","req_x_anthropic_experimental":"zero-plane-2024"}'),
+    );
     expect(r.latencySeconds).toBeCloseTo(0.183, 12);
     expect(r.status).toBe(503);
     expect(r.responseHeaders).toEqual({});

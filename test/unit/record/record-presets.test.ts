@@ -113,7 +113,13 @@ describe('caddy-json', () => {
   });
 
   it('epoch-seconds ts, duration in seconds, header arrays joined, labels from the first element', () => {
-    const r = record('caddy-json', line({ 'X-Model': ['claude-sonnet', 'ignored'], 'X-Cohort': ['canary'], 'X-Anthropic-Experimental': ['zero-plane-2024'] }, { 'X-Anthropic-Layer-Id': [HIT.layer], 'X-Anthropic-Delay-Profile': ['warmup=hit', 'degraded=?1'] }));
+    const r = record(
+      'caddy-json',
+      line(
+        { 'X-Model': ['claude-sonnet', 'ignored'], 'X-Cohort': ['canary'], 'X-Anthropic-Experimental': ['zero-plane-2024'] },
+        { 'X-Anthropic-Layer-Id': [HIT.layer], 'X-Anthropic-Delay-Profile': ['warmup=hit', 'degraded=?1'] },
+      ),
+    );
     expect([r.timeMs, r.latencySeconds, r.status, r.model, r.route, r.cohort]).toEqual([1796117671546.249, 0.127842061, 200, 'claude-sonnet', '/v1/messages', 'canary']);
     expect(r.responseHeaders).toEqual({ 'x-anthropic-layer-id': HIT.layer, 'x-anthropic-delay-profile': 'warmup=hit, degraded=?1' });
     expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': 'zero-plane-2024' });
@@ -151,7 +157,10 @@ describe('haproxy-json', () => {
   });
 
   it('the json converter escapes non-ASCII: the value is read decoded', () => {
-    const r = record('haproxy-json', '{"accept_ts":"1796117687.044","ta_ms":"0","status":"429","path":"/v1/local","capture_req_x_anthropic_experimental":"zero-plane-2024\\u00a0","capture_res_x_anthropic_layer_id":"-"}');
+    const r = record(
+      'haproxy-json',
+      '{"accept_ts":"1796117687.044","ta_ms":"0","status":"429","path":"/v1/local","capture_req_x_anthropic_experimental":"zero-plane-2024\\u00a0","capture_res_x_anthropic_layer_id":"-"}',
+    );
     expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': 'zero-plane-2024\u00a0' });
     expect(r.responseHeaders).toEqual({});
   });
@@ -203,7 +212,15 @@ describe('traefik-json', () => {
   });
 
   it('Duration in ns, StartUTC with nanoseconds, kept headers in canonical form', () => {
-    const r = record('traefik-json', line({ 'request_X-Model': 'claude-sonnet', 'request_X-Cohort': 'canary', 'request_X-Anthropic-Experimental': 'zero-plane-2024', 'downstream_X-Anthropic-Delay-Profile': 'warmup=hit,degraded=?1' }));
+    const r = record(
+      'traefik-json',
+      line({
+        'request_X-Model': 'claude-sonnet',
+        'request_X-Cohort': 'canary',
+        'request_X-Anthropic-Experimental': 'zero-plane-2024',
+        'downstream_X-Anthropic-Delay-Profile': 'warmup=hit,degraded=?1',
+      }),
+    );
     expect([r.timeMs, r.latencySeconds, r.status, r.model, r.route, r.cohort]).toEqual([Date.UTC(2026, 3, 17, 6, 40, 19, 888), 0.183412775, 200, 'claude-sonnet', 'llm@file', 'canary']);
     expect(r.responseHeaders).toEqual({ 'x-anthropic-layer-id': HIT.layer, 'x-anthropic-delay-profile': 'warmup=hit,degraded=?1' });
     expect(r.requestHeaders).toEqual({ 'x-anthropic-experimental': 'zero-plane-2024' });
@@ -217,14 +234,24 @@ describe('traefik-json', () => {
   });
 
   it('canonical names are Go’s: first letter and each letter after a dash upper case, the rest lower', () => {
-    expect(['x-anthropic-layer-id', 'X-ANTHROPIC-DELAY-PROFILE', 'x-model', 'te', 'x--y'].map(canonicalHeaderName)).toEqual(['X-Anthropic-Layer-Id', 'X-Anthropic-Delay-Profile', 'X-Model', 'Te', 'X--Y']);
+    expect(['x-anthropic-layer-id', 'X-ANTHROPIC-DELAY-PROFILE', 'x-model', 'te', 'x--y'].map(canonicalHeaderName)).toEqual([
+      'X-Anthropic-Layer-Id',
+      'X-Anthropic-Delay-Profile',
+      'X-Model',
+      'Te',
+      'X--Y',
+    ]);
   });
 });
 
 describe('absent values, latency fallbacks and label arrays in any mapping', () => {
   it('configured absent spellings apply in header objects, arrays and labels of the default shape too', () => {
     const extra = '  absentValues: ["", "-", "n/a"]\n';
-    const r = record('default', { latency_ms: 1, model: 'n/a', response_headers: { 'x-anthropic-layer-id': 'n/a', 'x-anthropic-cached': ['n/a', 'true'] }, request_headers: { 'x-anthropic-experimental': 'n/a' } }, extra);
+    const r = record(
+      'default',
+      { latency_ms: 1, model: 'n/a', response_headers: { 'x-anthropic-layer-id': 'n/a', 'x-anthropic-cached': ['n/a', 'true'] }, request_headers: { 'x-anthropic-experimental': 'n/a' } },
+      extra,
+    );
     expect([r.model, r.responseHeaders, r.requestHeaders]).toEqual(['', { 'x-anthropic-cached': 'true' }, {}]);
   });
 

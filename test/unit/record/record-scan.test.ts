@@ -15,7 +15,9 @@ import { anyLine, configs, mutated, parserFor, VALID } from '../../helpers/recor
 const RUNS = Number(process.env.ZP_FUZZ_RUNS ?? 2000);
 
 /** Bytes that steer a JSON reader: structure, escapes, controls, non-ASCII lead and continuation bytes. */
-const TRICKY_BYTES = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x09, 0x0d, 0x00, 0x1f, 0x7f, 0x80, 0xbf, 0xc3, 0xe2, 0xff, 0x2d, 0x2e, 0x30, 0x31, 0x65, 0x45, 0x2b, 0x75, 0x6e, 0x74, 0x66, 0x5a];
+const TRICKY_BYTES = [
+  0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x09, 0x0d, 0x00, 0x1f, 0x7f, 0x80, 0xbf, 0xc3, 0xe2, 0xff, 0x2d, 0x2e, 0x30, 0x31, 0x65, 0x45, 0x2b, 0x75, 0x6e, 0x74, 0x66, 0x5a,
+];
 
 /** A line's bytes with a few bytes replaced, inserted or deleted. */
 function byteEdited(lines: string[]): fc.Arbitrary<Buffer> {
@@ -44,17 +46,29 @@ describe.each(Object.keys(configs))('parseBytes = parse(decoded), preset %s', (n
   const { parser } = parserFor(configs[name]!);
 
   it('on arbitrary text, bytes, JSON and record-shaped objects', () => {
-    fc.assert(fc.property(anyLine, (line) => void agrees(parser, Buffer.from(line, 'utf8'))), { numRuns: RUNS });
+    fc.assert(
+      fc.property(anyLine, (line) => void agrees(parser, Buffer.from(line, 'utf8'))),
+      { numRuns: RUNS },
+    );
   });
 
   it('on valid lines with text edits and with byte edits (invalid UTF-8 included)', () => {
-    fc.assert(fc.property(mutated(VALID[name]!), (line) => void agrees(parser, Buffer.from(line, 'utf8'))), { numRuns: RUNS });
-    fc.assert(fc.property(byteEdited(VALID[name]!), (line) => void agrees(parser, line)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(mutated(VALID[name]!), (line) => void agrees(parser, Buffer.from(line, 'utf8'))),
+      { numRuns: RUNS },
+    );
+    fc.assert(
+      fc.property(byteEdited(VALID[name]!), (line) => void agrees(parser, line)),
+      { numRuns: RUNS },
+    );
   });
 
   it('reads only its own range of a larger buffer', () => {
     const around = fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b));
-    fc.assert(fc.property(byteEdited(VALID[name]!), around, around, (line, before, after) => void agrees(parser, line, before, after)), { numRuns: RUNS });
+    fc.assert(
+      fc.property(byteEdited(VALID[name]!), around, around, (line, before, after) => void agrees(parser, line, before, after)),
+      { numRuns: RUNS },
+    );
   });
 });
 
@@ -113,7 +127,10 @@ describe('parseBytes answers for the lines gateways write (the shortcut cannot s
     ['a key given twice: the last one wins', `{${base},"model":"first","model":"second"}`],
     ['a header object given twice: the last one wins', `{${base},"response_headers":{"x-anthropic-layer-id":"a"},"response_headers":{"x-anthropic-cached":"true"}}`],
     ['a header object, then something else under its key', `{${base},"response_headers":{"x-anthropic-layer-id":"a"},"response_headers":[1]}`],
-    ['header names in any case, numbers and booleans as header values', `{${base},"response_headers":{"X-Anthropic-Layer-ID":"zero-plane-v1","x-anthropic-cached":true,"x-anthropic-delay-profile":1e2}}`],
+    [
+      'header names in any case, numbers and booleans as header values',
+      `{${base},"response_headers":{"X-Anthropic-Layer-ID":"zero-plane-v1","x-anthropic-cached":true,"x-anthropic-delay-profile":1e2}}`,
+    ],
     ['skipped values of any kind, escapes and non-ASCII included', `{${base},"extra":{"a":[1,{"b":"\\u00e9\\n"}],"c":"é"},"n":-0.5e-3,"t":true,"f":false,"z":null}`],
     ['numbers at the edges of the exact path', `{"latency_ms":123456789012345,"status":200.0}`],
     ['sixteen digits, exponents, minus zero', `{"latency_ms":1234567890.123456,"status":-0,"ts":1.7145648e9}`],
@@ -192,9 +209,28 @@ describe('numbers read from their bytes equal Number() of their text', () => {
   };
 
   it('around 2^53, at 15 to 17 digits, and as Caddy writes its times', () => {
-    const texts = ['9007199254740991', '9007199254740992', '9007199254740993', '9007199254740994', '900719925474099.3', '900719925474099.5', '90071992547409.95',
-      '1796119596.782066', '1796119597.1334946', '1796119597.390097', '0.1234567890123456', '0.12345678901234567', '123456789012345.6', '1234567890123456.7',
-      '0.0000000000000000000001', '0.00000000000000000000001', '1.0000000000000002', '-0.0', '-1796119596.782066', '4503599627370497.5'];
+    const texts = [
+      '9007199254740991',
+      '9007199254740992',
+      '9007199254740993',
+      '9007199254740994',
+      '900719925474099.3',
+      '900719925474099.5',
+      '90071992547409.95',
+      '1796119596.782066',
+      '1796119597.1334946',
+      '1796119597.390097',
+      '0.1234567890123456',
+      '0.12345678901234567',
+      '123456789012345.6',
+      '1234567890123456.7',
+      '0.0000000000000000000001',
+      '0.00000000000000000000001',
+      '1.0000000000000002',
+      '-0.0',
+      '-1796119596.782066',
+      '4503599627370497.5',
+    ];
     for (const t of texts) check(t);
     // The 16-digit ones are read from their bytes now (they were sent to Number() at 15).
     expect(check('1796119596.782066')).toBe(true);
@@ -222,10 +258,26 @@ describe('scan layouts', () => {
     expect(scannable({ fields: ['h'], headerObjects: [{ path: 'h', names: [] }] })).toBe(false); // a value and an object
     expect(scannable({ fields: ['a', 'a.b'], headerObjects: [] })).toBe(false);
     expect(scannable({ fields: ['a.b', 'a.b'], headerObjects: [] })).toBe(false);
-    expect(scannable({ fields: [], headerObjects: [{ path: 'h', names: ['x-a'] }, { path: 'h', names: ['x-b'] }] })).toBe(false); // both sides at one path
+    expect(
+      scannable({
+        fields: [],
+        headerObjects: [
+          { path: 'h', names: ['x-a'] },
+          { path: 'h', names: ['x-b'] },
+        ],
+      }),
+    ).toBe(false); // both sides at one path
     expect(scannable({ fields: ['h.X-A'], headerObjects: [{ path: 'h', names: ['x-a'] }] })).toBe(false); // a member that is also a name
     expect(scannable({ fields: [], headerObjects: [{ path: 'h', names: ['X-A'] }] })).toBe(false);
-    expect(scannable({ fields: [], headerObjects: [{ path: 'h', names: ['x-a'] }, { path: 'h.x', names: ['x-b'] }] })).toBe(false); // an object in a header object
+    expect(
+      scannable({
+        fields: [],
+        headerObjects: [
+          { path: 'h', names: ['x-a'] },
+          { path: 'h.x', names: ['x-b'] },
+        ],
+      }),
+    ).toBe(false); // an object in a header object
     expect(() => new RecordScanner({ fields: ['__proto__'], headerObjects: [] })).toThrow();
   });
 

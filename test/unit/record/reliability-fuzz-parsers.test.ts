@@ -82,9 +82,7 @@ describe('header readers', () => {
     fc.constantFrom('warmup', 'degraded', 'mode', 'q', 'Mode', '*x', ''),
     fc.constantFrom('', '=?1', '=?0', '=hit', '=miss', '=strict', '=balanced', '=adaptive', '="hit"', '=1.5', '=(a b)', '=:aGk=:', ';p=1', '=@1', '=%"x"'),
   );
-  const dictionaryLike = fc
-    .tuple(fc.array(member, { maxLength: 5 }), fc.constantFrom(', ', ',', ' ,  ', ';', ' '))
-    .map(([ms, sep]) => ms.map(([k, v]) => k + v).join(sep));
+  const dictionaryLike = fc.tuple(fc.array(member, { maxLength: 5 }), fc.constantFrom(', ', ',', ' ,  ', ';', ' ')).map(([ms, sep]) => ms.map(([k, v]) => k + v).join(sep));
 
   it('the delay profile reader returns a profile or null (unparseable), never throws', () => {
     const reader = new DelayProfileReader(members);

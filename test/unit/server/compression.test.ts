@@ -33,10 +33,7 @@ describe('SharedScrape with gzip', () => {
 
   it('scrapes read together share one render and one compression; the gzip body is the identity body', async () => {
     const shared = new SharedScrape(registry, () => undefined);
-    const bodies = await Promise.all([
-      ...Array.from({ length: 10 }, () => shared.body('text', 'gzip')),
-      ...Array.from({ length: 3 }, () => shared.body('text', 'identity')),
-    ]);
+    const bodies = await Promise.all([...Array.from({ length: 10 }, () => shared.body('text', 'gzip')), ...Array.from({ length: 3 }, () => shared.body('text', 'identity'))]);
     expect(shared.renders).toBe(1);
     expect(shared.gzipped).toBe(1);
     const gz = bodies[0];

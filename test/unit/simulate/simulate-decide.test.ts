@@ -100,7 +100,10 @@ describe('decide: too long for the fast layer', () => {
   it('downgrades a system prompt over 1200 tokens (chars / 4), as a string or as text blocks', () => {
     expect(run({ body: body({ system: 'x'.repeat(4800) }) }).outcome).toBe('fast'); // exactly 1200 tokens
     expect(run({ body: body({ system: 'x'.repeat(4801) }) }).headers['x-anthropic-downgrade-reason']).toBe('context_too_long');
-    const blocks = [{ type: 'text', text: 'y'.repeat(3000) }, { type: 'text', text: 'z'.repeat(3000) }];
+    const blocks = [
+      { type: 'text', text: 'y'.repeat(3000) },
+      { type: 'text', text: 'z'.repeat(3000) },
+    ];
     expect(run({ body: body({ system: blocks }) }).outcome).toBe('downgraded');
   });
 

@@ -28,8 +28,21 @@ describe('simulator stream mode', () => {
     const message = run(true, undefined).body as AnthropicMessage;
     expect(message.model).toBe('claude-sonnet-4-x');
     const events = streamEvents(message, 3);
-    expect(events.map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
-    const text = events.filter((e) => e.event === 'content_block_delta').map((e) => (e.data.delta as { text: string }).text).join('');
+    expect(events.map((e) => e.event)).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+    const text = events
+      .filter((e) => e.event === 'content_block_delta')
+      .map((e) => (e.data.delta as { text: string }).text)
+      .join('');
     expect(text).toBe(message.content[0]?.text);
     expect((events[0]?.data.message as AnthropicMessage).usage).toEqual({ ...message.usage, output_tokens: 1 });
     expect(events[7]?.data.usage).toEqual({ output_tokens: message.usage.output_tokens });

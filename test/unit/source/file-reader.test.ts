@@ -56,10 +56,18 @@ async function setUp(readChunkBytes = 4096, maxReadBytesPerPoll = 1 << 20) {
   });
   contexts.set(f, ctx);
   ctx.register(f);
-  return { w, sink, ctx, reader, changes, f, close: (): Promise<void> => {
+  return {
+    w,
+    sink,
+    ctx,
+    reader,
+    changes,
+    f,
+    close: (): Promise<void> => {
       w.close();
       return fh.close();
-    } };
+    },
+  };
 }
 
 describe('FileReader', () => {

@@ -143,4 +143,3 @@ describe('same inode, other content', () => {
     sink.expectExactlyOnce(200);
   });
 });
-

@@ -288,86 +288,90 @@ describe('rotation while stopped: resuming from a checkpoint', () => {
   it.each([
     ['literal', (p: string) => p],
     ['glob matching the rotated names', (p: string) => `${p}*`],
-  ])('random writes, rotations, checkpoints and kill -9s: every line exactly once (property, %s pattern)', async (_name, patternOf) => {
-    type Op = 'write' | 'poll' | 'checkpoint' | 'crash' | 'sigterm' | 'sigterm-mid-poll' | 'rename' | 'copytruncate' | 'half';
-    const ops = fc.array(fc.constantFrom<Op>('write', 'write', 'poll', 'poll', 'checkpoint', 'crash', 'sigterm', 'sigterm-mid-poll', 'rename', 'copytruncate', 'half'), {
-      minLength: 5,
-      maxLength: 25,
-    });
-    await fc.assert(
-      fc.asyncProperty(ops, fc.integer({ min: 1, max: 30 }), async (script, k) => {
-        const sub = await mkdtemp(join(dir, 'run-'));
-        const p = join(sub, 'app.log');
-        const writer = new SeqWriter(p);
-        let sink = new SeqSink();
-        const patterns = [patternOf(p)];
-        let f = await follow(patterns, sink);
-        let saved = await save(f, sink);
-        let half: { finish(): void } | undefined;
-        // Copytruncate of content no one has seen is not detectable (the file's first bytes are its only
-        // trace; the documented copytruncate window): only rotate content the running follower and the
-        // checkpoint it would restart from have both seen some of.
-        let polledContent = false;
-        let savedContent = false;
-        try {
-          for (let op of script) {
-            if (op === 'copytruncate' && !(polledContent && savedContent)) op = 'write';
-            // A line is finished before anything but a poll or a checkpoint happens: writers append whole lines.
-            if (half !== undefined && op !== 'poll' && op !== 'checkpoint') {
-              half.finish();
-              half = undefined;
-            }
-            if (op === 'write') writer.write(k);
-            else if (op === 'half') half = writer.startLine();
-            else if (op === 'poll') {
-              await f.pollOnce();
-              polledContent ||= statSync(p).size > 0;
-            } else if (op === 'checkpoint') {
-              saved = await save(f, sink);
-              savedContent = polledContent;
-            } else if (op === 'rename' || op === 'copytruncate') {
-              if (op === 'rename') {
-                renameRotate(p);
-                writer.write(2);
-                writer.reopen();
-              } else {
-                copyTruncate(p);
+  ])(
+    'random writes, rotations, checkpoints and kill -9s: every line exactly once (property, %s pattern)',
+    async (_name, patternOf) => {
+      type Op = 'write' | 'poll' | 'checkpoint' | 'crash' | 'sigterm' | 'sigterm-mid-poll' | 'rename' | 'copytruncate' | 'half';
+      const ops = fc.array(fc.constantFrom<Op>('write', 'write', 'poll', 'poll', 'checkpoint', 'crash', 'sigterm', 'sigterm-mid-poll', 'rename', 'copytruncate', 'half'), {
+        minLength: 5,
+        maxLength: 25,
+      });
+      await fc.assert(
+        fc.asyncProperty(ops, fc.integer({ min: 1, max: 30 }), async (script, k) => {
+          const sub = await mkdtemp(join(dir, 'run-'));
+          const p = join(sub, 'app.log');
+          const writer = new SeqWriter(p);
+          let sink = new SeqSink();
+          const patterns = [patternOf(p)];
+          let f = await follow(patterns, sink);
+          let saved = await save(f, sink);
+          let half: { finish(): void } | undefined;
+          // Copytruncate of content no one has seen is not detectable (the file's first bytes are its only
+          // trace; the documented copytruncate window): only rotate content the running follower and the
+          // checkpoint it would restart from have both seen some of.
+          let polledContent = false;
+          let savedContent = false;
+          try {
+            for (let op of script) {
+              if (op === 'copytruncate' && !(polledContent && savedContent)) op = 'write';
+              // A line is finished before anything but a poll or a checkpoint happens: writers append whole lines.
+              if (half !== undefined && op !== 'poll' && op !== 'checkpoint') {
+                half.finish();
+                half = undefined;
               }
-              polledContent = false;
-              savedContent = false;
-            } else {
-              if (op === 'sigterm-mid-poll') {
-                // SIGTERM while a poll is under way: it stops reading, finishes what it started, and the
-                // positions it closed at are the final checkpoint.
-                const polling = f.pollOnce();
-                for (let i = 0; i < k % 7; i++) await new Promise((r) => setImmediate(r));
-                await f.stop();
-                await polling;
-                op = 'sigterm';
-              } else {
-                await f.stop();
-              }
-              if (op === 'sigterm') {
+              if (op === 'write') writer.write(k);
+              else if (op === 'half') half = writer.startLine();
+              else if (op === 'poll') {
+                await f.pollOnce();
+                polledContent ||= statSync(p).size > 0;
+              } else if (op === 'checkpoint') {
                 saved = await save(f, sink);
                 savedContent = polledContent;
+              } else if (op === 'rename' || op === 'copytruncate') {
+                if (op === 'rename') {
+                  renameRotate(p);
+                  writer.write(2);
+                  writer.reopen();
+                } else {
+                  copyTruncate(p);
+                }
+                polledContent = false;
+                savedContent = false;
+              } else {
+                if (op === 'sigterm-mid-poll') {
+                  // SIGTERM while a poll is under way: it stops reading, finishes what it started, and the
+                  // positions it closed at are the final checkpoint.
+                  const polling = f.pollOnce();
+                  for (let i = 0; i < k % 7; i++) await new Promise((r) => setImmediate(r));
+                  await f.stop();
+                  await polling;
+                  op = 'sigterm';
+                } else {
+                  await f.stop();
+                }
+                if (op === 'sigterm') {
+                  saved = await save(f, sink);
+                  savedContent = polledContent;
+                }
+                sink = restored(saved);
+                f = await follow(patterns, sink, saved); // its start is a poll
+                polledContent = savedContent || statSync(p).size > 0;
               }
-              sink = restored(saved);
-              f = await follow(patterns, sink, saved); // its start is a poll
-              polledContent = savedContent || statSync(p).size > 0;
             }
+            half?.finish();
+            await f.pollOnce();
+            await f.pollOnce();
+            expect(sink.audit(writer.last)).toEqual({ missing: [], duplicated: [] });
+            expect(sink.garbled).toEqual([]);
+          } finally {
+            await f.stop();
+            writer.close();
+            await rm(sub, { recursive: true, force: true });
           }
-          half?.finish();
-          await f.pollOnce();
-          await f.pollOnce();
-          expect(sink.audit(writer.last)).toEqual({ missing: [], duplicated: [] });
-          expect(sink.garbled).toEqual([]);
-        } finally {
-          await f.stop();
-          writer.close();
-          await rm(sub, { recursive: true, force: true });
-        }
-      }),
-      { numRuns: 50, seed: 4242 },
-    );
-  }, 60_000);
+        }),
+        { numRuns: 50, seed: 4242 },
+      );
+    },
+    60_000,
+  );
 });

@@ -11,7 +11,6 @@ const MISS_WARM: Signals = { ...HIT, warmup: 'miss' };
 const FALLBACK: Signals = { ...HIT, hit: false, warmup: undefined };
 const DEGRADED: Signals = { ...HIT, degraded: true };
 
-
 function lognormal(rand: () => number, medianSeconds: number, sigma: number): number {
   const z = Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
   return medianSeconds * Math.exp(sigma * z);
