@@ -46,7 +46,11 @@ function generated(config: Config) {
   };
 }
 
-describe('mixin/', () => {
+// Each evaluate() is one jsonnet run of ~2.4–3.5 CPU-seconds (jsonnet 0.18 prints every threshold by
+// arithmetic in jsonnet, milliseconds a number: `/usr/bin/time jsonnet -J mixin -e …` measures it). On a
+// 2-core machine at load 12 a run gets a sixth of a core, so a test with one run needs more than the
+// default 20 s; the bound is the CPU cost times that share, with room.
+describe('mixin/', { timeout: 60_000 }, () => {
   it('mixin/generated/ is exactly what `generate` makes from the default config (regenerate: npx zero-plane-exporter generate)', () => {
     const rendered = renderMixin(defaultConfig());
     for (const [file, content] of rendered) expect(readFileSync(join(MIXIN, file), 'utf8'), `mixin/${file} drifted from its generator`).toBe(content);
