@@ -69,10 +69,15 @@ export class FileReader {
         budget -= bytesRead;
         const after = await this.probe(f);
         if (after === undefined) return 'error';
-        if (wasReplaced(f, after)) {
+        // Shorter now than what was just read: truncated after the read, even when nothing seen before
+        // tells it (a file read from empty, with no fingerprint yet).
+        const shrunk = after.size < f.offset + bytesRead;
+        if (shrunk || wasReplaced(f, after)) {
           // Truncated while the chunk was read: the chunk is old content if the new content is too short
           // to have supplied it; otherwise it is dropped (the copy, if any, holds the old bytes).
-          if (after.size < f.offset + bytesRead) this.take(f, bytesRead);
+          // A chunk that overlaps the fingerprint and differs from it is content of a later generation
+          // (truncated and written again before the read): never the old content's.
+          if (shrunk && this.chunkAgrees(f, bytesRead)) this.take(f, bytesRead);
           await this.onChange.truncated(f, after);
           continue;
         }
@@ -126,10 +131,22 @@ export class FileReader {
     }
   }
 
+  /** Whether the chunk just read (in the shared buffer, from `f.offset`) holds what the fingerprint says is there, where the two overlap. */
+  private chunkAgrees(f: Followed, bytes: number): boolean {
+    const n = Math.min(f.head.length, f.offset + bytes) - f.offset;
+    return n <= 0 || this.ctx.buf.compare(f.head, f.offset, f.offset + n, 0, n) === 0;
+  }
+
   /** Hands the chunk just read (in the shared buffer) on to the file's splitter and moves its offset past it. */
   private take(f: Followed, bytes: number): void {
     const ctx = this.ctx;
     if (bytes > 0) f.lastByte = ctx.buf[bytes - 1];
+    // The fingerprint grows with what is read of it: a copy of this content made before the next probe is
+    // then told by it (a file read from empty has none until a probe sees it whole).
+    if (f.head.length < FINGERPRINT_BYTES && f.offset <= f.head.length && f.offset + bytes > f.head.length) {
+      const more = ctx.buf.subarray(f.head.length - f.offset, Math.min(bytes, FINGERPRINT_BYTES - f.offset));
+      f.head = Buffer.concat([f.head, more]);
+    }
     f.offset += bytes;
     f.readThisPoll += bytes;
     ctx.readThisCycle += bytes;
@@ -147,7 +164,11 @@ export class FileReader {
       if (size === f.seenSize && mtimeMs === f.mtimeMs && f.head.length === Math.min(size, FINGERPRINT_BYTES)) {
         return { size, mtimeMs, head: f.head };
       }
-      return { size, mtimeMs, head: await readHead(fh, this.ctx.scratch) };
+      const head = await readHead(fh, this.ctx.scratch);
+      // The head read met the end before the fingerprint's length and before the size just seen: the file
+      // was truncated between the stat and the read (copytruncate). It held head.length bytes then; the stat's
+      // larger size would pass an empty or short head for an append, and old content for new.
+      return { size: head.length < Math.min(size, FINGERPRINT_BYTES) ? head.length : size, mtimeMs, head };
     } catch (err) {
       this.ctx.problem(`read:${f.path}`, f.source, 'read_error', `${f.path}: ${errorMessage(err)}`);
       return undefined;

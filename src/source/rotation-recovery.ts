@@ -4,7 +4,7 @@
 // were at the path only between two polls (several rotations per poll) are found among its siblings by
 // the evidence of rotation-evidence.ts and read first, oldest first.
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
-import { identity, keep, looksCompressed, sameStart } from './file-identity.js';
+import { identity, keep, looksCompressed, readHead, sameStart } from './file-identity.js';
 import { accept, newFollowed, type Followed, type Probe } from './followed-file.js';
 import type { DrainResult, FollowerContext, PathState } from './follower-context.js';
 import type { TruncationHandler } from './file-reader.js';
@@ -195,7 +195,7 @@ export class RotationRecovery implements TruncationHandler {
     // A sibling starting like the new content is a copy of what is about to be read from the file itself
     // (another copytruncate since the probe): left alone, it is the gap source if that one is truncated too.
     // The generations since are the ones newer than the copy of the old content, in its naming scheme.
-    if (f.family) await this.readGenerations(afterTruncation(f, f.family, oldHead, newHead), kind, siblings);
+    if (f.family) await this.readGenerations(afterTruncation(f, f.family, oldHead, newHead, await this.headNow(f)), kind, siblings);
     f.offset = 0;
     f.head = newHead;
     // Left empty: remember what it held, for when content appears (see refilled); only a file with
@@ -221,8 +221,18 @@ export class RotationRecovery implements TruncationHandler {
     // Set only for a file with a family (truncated).
     const family = f.family as Family;
     const siblings = await probeSiblings(family, f.key, this.ctx.scratch, this.ctx.headOfFollowed, this.ctx.fs);
-    await this.readGenerations(afterTruncation(f, family, emptied, head), 'copytruncate-recovered', siblings);
+    await this.readGenerations(afterTruncation(f, family, emptied, head, await this.headNow(f)), 'copytruncate-recovered', siblings);
     accept(f, { ...p, head });
+  }
+
+  /**
+   * The start of what the followed file holds now, after its siblings were walked: a copy made during the
+   * walk (a copytruncate whose truncation has not come yet, or came after the probe) starts like it, and
+   * is the content the file itself is about to be read for, not a generation. Empty when it cannot be read.
+   */
+  private async headNow(f: Followed): Promise<Buffer> {
+    if (f.fh === undefined) return Buffer.alloc(0);
+    return keep(await readHead(f.fh, this.ctx.scratch).catch(() => Buffer.alloc(0)));
   }
 
   /** Reads the generations among the siblings that rotated away unseen (see generationsToRead); counts those lost. */
@@ -312,6 +322,6 @@ export class RotationRecovery implements TruncationHandler {
  * Where the generations of a file truncated in place are looked for: siblings newer than the copy of the
  * content it held (`oldHead`), starting like neither that content nor the one it holds now (`newHead`).
  */
-function afterTruncation(f: Followed, family: Family, oldHead: Buffer, newHead: Buffer): GenerationScan {
-  return { family, source: f.source, path: f.path, sinceMs: f.checkedAtMs, heads: [oldHead, newHead], anchor: (s) => isCopyOf(s, oldHead) };
+function afterTruncation(f: Followed, family: Family, oldHead: Buffer, newHead: Buffer, headNow: Buffer): GenerationScan {
+  return { family, source: f.source, path: f.path, sinceMs: f.checkedAtMs, heads: [oldHead, newHead, headNow], anchor: (s) => isCopyOf(s, oldHead) };
 }

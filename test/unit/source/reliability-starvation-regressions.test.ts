@@ -1,7 +1,7 @@
 // Named regression cases for what the starvation harness (and loaded CI runs) found, each replayed exactly
 // through the follower's fs seam (StarvedFs): the rotation, stall or inode reuse lands at the one step
 // where it did harm, so the case fails the same way on an idle or a starved machine.
-import { existsSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, statSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { followerFixture } from '../../helpers/follower-fixture.js';
@@ -222,5 +222,120 @@ describe('a deleted file whose writer is starved (the hypothesis of the last ses
     await follower.pollOnce();
     expect(fs.holds(`${deleted.dev}:${deleted.ino}`)).toBe(false);
     sink.expectExactlyOnce(5 + 2 + 4);
+  });
+});
+
+/** logrotate's copytruncate, its two halves apart: the shift and the copy of NAME to NAME.1, then the truncation (the writer appends, so it writes at 0 next). */
+function copyOnly(path: string): void {
+  let k = 1;
+  while (existsSync(`${path}.${k}`)) k++;
+  for (; k > 1; k--) renameSync(`${path}.${k - 1}`, `${path}.${k}`);
+  copyFileSync(path, `${path}.1`);
+}
+function copytruncate(path: string): void {
+  copyOnly(path);
+  truncateSync(path, 0);
+}
+
+describe('several copytruncates within one poll (the harness: "copytruncate, seed 30 / seed 3 / seed 12, stepwise false", "seed 21, stepwise true")', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-copytrunc-', checkFds: true });
+
+  it('truncated between the probe’s stat and its head read: the empty head is not taken for an append, nor a later copy’s chunk for the old content', async () => {
+    // Seed 30 lost 10 lines of a copy and read 24 twice. B's start was known (the probe of a truncation),
+    // none of it read. B was copied and truncated and C written before the chunk read, so the chunk was C;
+    // then C was copied and truncated between the probe's fstat (C's size) and its head read (nothing). An
+    // empty head is a prefix of anything and the size had grown: C was taken as B's continuation, B's copy
+    // (shorter than the offset so reached) was never read, and C's copy was read again as a generation.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5); // A
+    await follower.pollOnce();
+    copytruncate(path);
+    w.write(3); // B: its start seen by the next probe, none of it read
+    let stage = 0;
+    fs.before = ({ op, path: at }) => {
+      if (op === 'readdir' && stage === 0)
+        stage = 1; // the truncation's look at the siblings
+      else if (at !== path) return;
+      else if (op === 'read' && stage === 1) {
+        stage = 2;
+        copytruncate(path);
+        w.write(6); // C, longer than B: the chunk read next
+      } else if (op === 'fstat' && stage === 2) stage = 3;
+      else if (op === 'read' && stage === 3) {
+        stage = 4;
+        copytruncate(path); // between the probe's stat and its head read
+      }
+    };
+    await follower.pollOnce();
+    fs.before = () => undefined;
+    expect(stage).toBe(4);
+    w.write(2);
+    for (let i = 0; i < 3; i++) await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 3 + 6 + 2);
+  });
+
+  it('a file read from empty and truncated after the read: what was read is its fingerprint, so its copy is not read again', async () => {
+    // Seeds 3 and 12 read 55 and 36 lines twice. Left empty by a copytruncate, the file had no fingerprint;
+    // B was written and read from 0, then copied and truncated before the probe after the read. The probe
+    // (size 0, empty head) showed nothing changed: B was taken, the fingerprint stayed empty, and when C
+    // refilled the file, B's copy (newer than A's, starting like neither) was read again as a generation.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5); // A
+    await follower.pollOnce();
+    copytruncate(path); // left empty: seen by the next probe
+    let stage = 0;
+    fs.before = ({ op, path: at }) => {
+      if (op === 'readdir' && stage === 0) stage = 1;
+      else if (at !== path) return;
+      else if (op === 'read' && stage === 1) {
+        stage = 2;
+        w.write(6); // B, read from 0 next
+      } else if (op === 'fstat' && stage === 2) {
+        stage = 3;
+        copytruncate(path); // after the read, before its probe
+      }
+    };
+    await follower.pollOnce();
+    fs.before = () => undefined;
+    expect(stage).toBe(3);
+    w.write(8); // C, longer than B: the file refilled
+    for (let i = 0; i < 3; i++) await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 6 + 8);
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toEqual([]);
+  });
+
+  it('a copy made during the walk of the siblings, its truncation still to come, is the content the file is read for, not a generation', async () => {
+    // Seed 21 stepwise read 56 lines twice. The probe saw B in a file a truncation had left empty; while
+    // the siblings were walked, B was copied and truncated, C written and copied, C's truncation not done
+    // yet. C's copy started like neither A's nor B's content: read as a generation, then C read again
+    // from the file itself. Only the file's start after the walk tells C's copy for what it is.
+    const { path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5); // A
+    await follower.pollOnce();
+    copytruncate(path);
+    await follower.pollOnce(); // left empty
+    w.write(4); // B
+    let hit = 0;
+    fs.before = ({ op }) => {
+      if (op !== 'readdir' || hit > 0) return;
+      hit++;
+      copytruncate(path);
+      w.write(7); // C
+      copyOnly(path); // C's copy; its truncation comes later
+    };
+    await follower.pollOnce();
+    fs.before = () => undefined;
+    expect(hit).toBe(1);
+    truncateSync(path, 0);
+    w.write(3); // D
+    for (let i = 0; i < 3; i++) await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 4 + 7 + 3);
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toEqual([]);
   });
 });
