@@ -16,6 +16,7 @@ import type { OptIn } from './signals/opt-in.js';
 import type { Envelope } from './source/envelope.js';
 import type { LineSink, Stream } from './source/line-sink.js';
 import { Aggregate, type AggregateState } from './windows/aggregate.js';
+import { GroupedAggregates, type GroupLabel } from './windows/grouped-aggregates.js';
 import { SlidingWindow, type Clock } from './windows/sliding-window.js';
 
 export interface PipelineOptions {
@@ -25,6 +26,8 @@ export interface PipelineOptions {
    * "last 5 minutes", and skipping the window saves a second sketch insert per line.
    */
   keepTotals?: boolean;
+  /** With keepTotals: also aggregate per value of this label (`report --by`), into `groups`. */
+  groupBy?: GroupLabel;
   /** Told what the first lines of each source showed about its format. */
   input?: InputEvents;
   /**
@@ -73,6 +76,8 @@ export interface PipelineState {
   statusCodes: [number, number][];
   /** Per source, what its first lines showed (with keepWatchOutcomes). */
   watches: [string, WatchOutcome[]][];
+  /** Per group value, with groupBy. */
+  groups?: [string, AggregateState][];
   /** Per source, its header watch (with keepWatchOutcomes). */
   headerWatches: [string, HeaderWatchState][];
 }
@@ -108,6 +113,8 @@ export class Pipeline implements LineSink {
   readonly window: SlidingWindow;
   /** Over every record read, when keepTotals is set (the window then stays empty). */
   readonly total: Aggregate | undefined;
+  /** Per value of the groupBy label (after its label limiter), when keepTotals and groupBy are set. */
+  readonly groups: GroupedAggregates | undefined;
   /**
    * zero_plane_exporter_input_info{source,preset}: 1 for each preset a stream of the source (a followed
    * file, the latest ingest body) is read with now, 0 for one it no longer is.
@@ -192,6 +199,7 @@ export class Pipeline implements LineSink {
       clock: this.clock,
     });
     this.total = opts.keepTotals ? new Aggregate(config.window.quantileRelativeAccuracy) : undefined;
+    this.groups = opts.keepTotals && opts.groupBy !== undefined ? new GroupedAggregates(opts.groupBy, config.window.quantileRelativeAccuracy) : undefined;
     this.statusCodes = opts.keepTotals ? new Array<number>(STATUS_CODES).fill(0) : undefined;
     this.delayProfileHeader = config.headers.delayProfile.name.toLowerCase();
     this.countersOnly = opts.countersOnly === true;
@@ -379,7 +387,9 @@ export class Pipeline implements LineSink {
     const r = parsed.record;
     const s = this.classifier.classify(r);
     const model = m.model.map(r.model);
-    const series = this.requestSeries(s.hit, r.status, model, m.route.map(r.route), m.cohort.map(r.cohort));
+    const route = m.route.map(r.route);
+    const cohort = m.cohort.map(r.cohort);
+    const series = this.requestSeries(s.hit, r.status, model, route, cohort);
 
     series.requests.value++;
     series.duration.observe(r.latencySeconds);
@@ -409,7 +419,11 @@ export class Pipeline implements LineSink {
 
     if (this.countersOnly) return;
     if (this.total === undefined) this.window.add(s, r.latencySeconds, r.timeMs);
-    else this.total.add(s, r.latencySeconds);
+    else {
+      this.total.add(s, r.latencySeconds);
+      const groups = this.groups;
+      if (groups !== undefined) groups.add(groups.label === 'model' ? model : groups.label === 'route' ? route : cohort, s, r.latencySeconds);
+    }
   }
 
   /**
@@ -497,7 +511,14 @@ export class Pipeline implements LineSink {
     if (this.total === undefined) throw new Error('Pipeline.state needs keepTotals');
     this.chunkEnd();
     const codes = (this.statusCodes ?? []).flatMap((n, code): [number, number][] => (n > 0 ? [[code, n]] : []));
-    return { metrics: metricsState(this.metrics), total: this.total.state(), statusCodes: codes, watches: this.inputs.outcomes(), headerWatches: this.inputs.headerStates() };
+    return {
+      metrics: metricsState(this.metrics),
+      total: this.total.state(),
+      statusCodes: codes,
+      watches: this.inputs.outcomes(),
+      headerWatches: this.inputs.headerStates(),
+      ...(this.groups === undefined ? {} : { groups: this.groups.state() }),
+    };
   }
 
   /**
@@ -509,6 +530,7 @@ export class Pipeline implements LineSink {
     this.chunkEnd();
     mergeMetricsState(this.metrics, later.metrics);
     this.total.mergeState(later.total);
+    if (this.groups !== undefined) this.groups.mergeState(later.groups ?? []);
     const codes = this.statusCodes as number[];
     for (const [code, n] of later.statusCodes) codes[code] = (codes[code] as number) + n;
     // A source's last-record gauge may exist only now: pick it up, so the next line sees the merged value.

@@ -136,6 +136,7 @@ export const FLAGS: readonly FlagSpec[] = [
     commands: ['export'],
   },
   { name: 'fail-on', type: 'string', help: 'Exit 3 when this condition holds: P0, or comma-separated alert names.', commands: ['report'] },
+  { name: 'by', type: 'string', help: 'Also print the signals per group of this record label: cohort, model or route (bounded like the metric labels).', commands: ['report'] },
   {
     name: 'out.root',
     type: 'string',
@@ -239,6 +240,7 @@ const VALUE_NAMES: Record<string, string> = {
   'log.format': 'FORMAT',
   format: 'FORMAT',
   'fail-on': 'CONDITION',
+  by: 'cohort|model|route',
   label: 'NAME=VALUE',
   'gate.scope': 'LABEL=VALUE',
   out: 'DIR',

@@ -69,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
         return await oneShot(command, 'report interrupted; nothing printed', signalled, log, (interrupt) =>
           runReport(
             config,
-            { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on') },
+            { files: flags.positionals, format: flagString(flags, 'format') as string, failOn: flagString(flags, 'fail-on'), by: flagString(flags, 'by') },
             (text) => process.stdout.write(text),
             log,
             (text) => process.stderr.write(text),

@@ -8,6 +8,7 @@ import type { Logger } from '../server/logger.js';
 import { UsageError } from './flags.js';
 import { inputHints } from './input-hints.js';
 import { parallelMinBytes, readReportInput, SecondThread } from './report-parallel.js';
+import { GROUP_LABELS, isGroupLabel, type GroupLabel } from '../windows/grouped-aggregates.js';
 
 export const EXIT_FAIL_ON = 3;
 /**
@@ -20,6 +21,8 @@ export interface ReportArgs {
   files: string[];
   format: string;
   failOn: string | undefined;
+  /** `--by`: group the signals by this record label too. */
+  by?: string | undefined;
 }
 
 /**
@@ -31,7 +34,8 @@ export interface ReportArgs {
 export async function runReport(config: Config, args: ReportArgs, out: (text: string) => void, log?: Logger, hint: (text: string) => void = () => {}, interrupt?: AbortSignal): Promise<number> {
   if (args.files.length === 0) throw new UsageError('report needs at least one FILE (or - for stdin)');
   if (args.format !== 'json' && args.format !== 'text') throw new UsageError(`--format must be json or text, not "${args.format}"`);
-  const pipeline = new Pipeline(config, { keepTotals: true, input: inputHints(hint, log) });
+  const groupBy = parseBy(args.by);
+  const pipeline = new Pipeline(config, { keepTotals: true, input: inputHints(hint, log), ...(groupBy === undefined ? {} : { groupBy }) });
   const failOn = parseFailOn(args.failOn);
   const minBytes = parallelMinBytes();
   const thread = new SecondThread();
@@ -64,6 +68,12 @@ export async function runReport(config: Config, args: ReportArgs, out: (text: st
   }
   const firing = new Set(report.alerts.filter((a) => a.firing).map((a) => a.name));
   return failOn.some((name) => firing.has(name)) ? EXIT_FAIL_ON : 0;
+}
+
+function parseBy(spec: string | undefined): GroupLabel | undefined {
+  if (spec === undefined) return undefined;
+  if (!isGroupLabel(spec)) throw new UsageError(`--by must be one of ${GROUP_LABELS.join(', ')}, not "${spec}"`);
+  return spec;
 }
 
 function parseFailOn(spec: string | undefined): string[] {

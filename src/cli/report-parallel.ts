@@ -22,6 +22,7 @@ import type { Logger } from '../server/logger.js';
 import { mayJoinPieces } from '../source/envelope.js';
 import { LineSplitter } from '../source/line-splitter.js';
 import { readFileRange, readInput } from '../source/read-input.js';
+import type { GroupLabel } from '../windows/grouped-aggregates.js';
 
 /**
  * Files below this are read on one thread. A worker costs ~50 ms to start (a second V8 isolate importing
@@ -48,6 +49,8 @@ export interface WorkerJob {
   config: Config;
   path: string;
   start: number;
+  /** The label the pipeline groups by (`report --by`), so the worker keeps the same groups. */
+  groupBy?: GroupLabel;
 }
 
 /**
@@ -76,7 +79,7 @@ export async function readReportInput(path: string, config: Config, pipeline: Pi
     jobConfig = { ...config, input: { ...config.input, preset } };
   }
   log?.debug('report: 2 threads', { file: path, split: mid });
-  const result = thread.read({ config: jobConfig, path, start: mid });
+  const result = thread.read({ config: jobConfig, path, start: mid, ...(pipeline.groups === undefined ? {} : { groupBy: pipeline.groups.label }) });
   const stopWorker = () => void thread.close();
   signal?.addEventListener('abort', stopWorker, { once: true });
   let later: PipelineState;

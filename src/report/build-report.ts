@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import { thresholds, type Thresholds } from '../metrics/buckets.js';
 import type { Pipeline } from '../pipeline.js';
 import { summarize, type SignalValues } from '../windows/summarize.js';
+import type { GroupedAggregates, GroupLabel } from '../windows/grouped-aggregates.js';
 import type { PresetName } from '../record/presets.js';
 import type { HeadersHint } from '../record/headers-hint.js';
 import { evaluateAlerts, p99Band, type AlertVerdict, type P99Band } from './alerts.js';
@@ -38,6 +39,17 @@ export interface Report extends SignalValues {
   inputHeadersUnseen: (HeadersHint & { source: string; seenAfter: number | null })[];
   thresholds: Thresholds & { hitRateTarget: number; warmupEfficiencyTarget: number };
   alerts: AlertVerdict[];
+  /** With `--by`: the label grouped by. */
+  groupBy?: GroupLabel;
+  /** With `--by`: the same signals per value of that label, most requests first. */
+  groups?: ReportGroup[];
+}
+
+/** One group of `report --by`: its label value ("" when the record had none, as the metric label is) and its signals. */
+export interface ReportGroup extends SignalValues {
+  value: string;
+  warmupHits: number;
+  warmupMisses: number;
 }
 
 export function buildReport(pipeline: Pipeline, config: Config): Report {
@@ -74,7 +86,16 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     ),
     thresholds: { ...thresholds(config.signals), hitRateTarget: config.signals.hitRateTarget, warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget },
     alerts: evaluateAlerts({ values, latency: m.duration, malformedOptIn: optInHeader.malformed, lines, parseErrors: parseErrorCount, warmupOutcomes: total.warmupHits + total.warmupMisses }, config),
+    ...(pipeline.groups === undefined ? {} : { groupBy: pipeline.groups.label, groups: reportGroups(pipeline.groups, config) }),
   };
+}
+
+/** Each group summarized as the whole input is (the same summarize), most requests first, ties by value. */
+export function reportGroups(groups: GroupedAggregates, config: Config): ReportGroup[] {
+  return groups
+    .entries()
+    .map(([value, agg]) => ({ value, ...summarize(agg, config.signals), warmupHits: agg.warmupHits, warmupMisses: agg.warmupMisses }))
+    .sort((a, b) => b.requests - a.requests || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
 }
 
 /** Sums series by their first label value, sorted by that value for stable output. */

@@ -53,5 +53,28 @@ export function formatText(r: Report): string {
     '',
     `alerts firing: ${firing.length ? firing.join(', ') : 'none'}`,
     '',
+    ...groupRows(r),
   ].join('\n');
+}
+
+/** `--by`: one row per group, the same figures as above, most requests first; nothing without --by. */
+function groupRows(r: Report): string[] {
+  if (r.groupBy === undefined || r.groups === undefined) return [];
+  const header = [r.groupBy, 'requests', 'hit rate', 'p99 drift', 'degraded', 'warm-up', 'p50', 'p99', 'p99.9', 'σ'];
+  const rows = r.groups.map((g) => [
+    g.value || '(none)',
+    String(g.requests),
+    pct(g.hitRate),
+    signed(g.p99Drift),
+    String(g.degradedCount),
+    pct(g.warmupEfficiency),
+    ms(g.p50Seconds),
+    ms(g.p99Seconds),
+    ms(g.p999Seconds),
+    ms(g.stddevSeconds),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  // The value column is left-aligned, the figures right-aligned, as in the rows above.
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
+  return [`by ${r.groupBy}: ${r.groups.length} group${r.groups.length === 1 ? '' : 's'}, most requests first`, line(header), ...rows.map(line), ''];
 }
