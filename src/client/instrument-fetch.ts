@@ -4,7 +4,7 @@
 // `serve` follows, or a running exporter's ingest endpoint. Apart from a repaired opt-in header it passes
 // the call through untouched, and nothing it does on its own account makes the call fail.
 import { z } from 'zod';
-import { inputSchema, type Config } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
 import type { OptInDefect } from '../signals/opt-in.js';
 import { CallRecorder } from './call-record.js';
 import { ClientMetrics, streamRefusalReason, type Destination } from './client-metrics.js';
@@ -316,8 +316,7 @@ function createSink(
   warn: (key: string, message: string) => void,
   closeTimeoutMs: number,
 ): RecordSink {
-  // The lines are always in the default format, whatever input preset the config names for its files.
-  if (to === 'in-process') return new InProcessSignals({ ...config, input: inputSchema.parse({}) }, metrics);
+  if (to === 'in-process') return new InProcessSignals(config, metrics);
   if ('logFile' in to) return new LogFileSink({ path: to.logFile, maxPendingRecords: to.maxPendingRecords, closeTimeoutMs }, metrics, warn);
   const i = to.ingest;
   return new IngestSink(
