@@ -117,7 +117,10 @@ export interface InstrumentOptions {
 }
 
 export interface InstrumentedFetch extends Fetch, MetricsSource {
-  /** In-process: the window's four signals and their verdicts now. Undefined for the other destinations. */
+  /**
+   * In-process: the window's four signals and their verdicts now. Undefined for the other destinations,
+   * and while the in-process pipeline is still loading (never once a call has returned).
+   */
   signals(): WindowSignals | undefined;
   /** Resolves once every line recorded so far is written or sent (or given up on and counted). */
   flush(): Promise<void>;
