@@ -61,11 +61,17 @@ export class CallRecorder {
 
   line(call: CallFacts, errorType = ''): string {
     const responseHeaders: Record<string, string> = {};
+    // Every header the signals read, null when the response did not carry it (JSON null is an absent
+    // value to every preset): the line says the client looked, so `serve` and `report` read it as the
+    // default preset on evidence at once (no hold while detecting, no "headers not logged" warning),
+    // and still count the call as not served by Zero-Plane.
+    const absent: Record<string, null> = {};
     for (const name of this.responseHeaderNames) {
       const value = call.responseHeaders.get(name);
       if (value !== null) responseHeaders[name] = value;
+      else absent[name] = null;
     }
-    const record = gatewayLogRecord({
+    const base = gatewayLogRecord({
       startedAtMs: call.startedAtMs,
       latencyMs: call.latencyMs,
       status: call.status,
@@ -76,6 +82,7 @@ export class CallRecorder {
       optIn: call.optIn,
       optInHeader: this.optInHeader,
     });
+    const record = { ...base, response_headers: { ...base.response_headers, ...absent } };
     return JSON.stringify(call.body === undefined ? record : { ...record, ...bodyLineFields(call.body, errorType) });
   }
 }

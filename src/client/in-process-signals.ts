@@ -1,7 +1,7 @@
 // The four signals inside the calling application: each call's line goes through the exporter's own
 // pipeline (record → signals → window and counters), so the families, the 5 m window and the arithmetic
 // are exactly those of `serve`, with no gateway and no exporter in between.
-import type { Config } from '../config/schema.js';
+import { inputSchema, type Config } from '../config/schema.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { Pipeline } from '../pipeline.js';
 import { verdicts, type Verdicts as PipelineVerdicts } from '../landing/verdicts.js';
@@ -19,6 +19,16 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameShapes: [Same<SignalValues, PipelineSignalValues>, Same<Verdicts, PipelineVerdicts>] = [true, true];
 void sameShapes;
 
+/**
+ * The config the client's own lines are read with: the default preset and no envelope, whatever the
+ * config says about the files `serve` reads. The client wrote these lines (call-record.ts), so their
+ * format is known: with input.preset: auto, lines without a Zero-Plane header were held back while the
+ * format was detected, and nothing here ever settles a hold, so such calls were never counted.
+ */
+export function clientLineConfig(config: Config): Config {
+  return { ...config, input: inputSchema.parse({ preset: 'default', envelope: 'none' }) };
+}
+
 export class InProcessSignals implements RecordSink {
   readonly pipeline: Pipeline;
   private readonly gauges: WindowGauges;
@@ -28,7 +38,7 @@ export class InProcessSignals implements RecordSink {
     private readonly metrics: ClientMetrics,
     clock?: () => number,
   ) {
-    this.pipeline = new Pipeline(config, clock === undefined ? {} : { clock });
+    this.pipeline = new Pipeline(clientLineConfig(config), clock === undefined ? {} : { clock });
     this.gauges = new WindowGauges(this.pipeline.window, config.signals);
   }
 

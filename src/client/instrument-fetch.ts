@@ -4,7 +4,7 @@
 // `serve` follows, or a running exporter's ingest endpoint. Apart from a repaired opt-in header it passes
 // the call through untouched, and nothing it does on its own account makes the call fail.
 import { z } from 'zod';
-import { inputSchema, type Config } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
 import type { OptInDefect } from '../signals/opt-in.js';
 import { CallRecorder } from './call-record.js';
 import { ClientMetrics, streamRefusalReason, type Destination } from './client-metrics.js';
@@ -12,7 +12,7 @@ import type { Family, MetricsSource } from './exposition.js';
 import { requestFieldsOf, routeOf, urlOf, withHeader, type Fetch, type FetchInput } from './fetch-args.js';
 import { errorTypeOf, GenAiMetrics } from './genai-metrics.js';
 import { ResponseObservers, type BodyFacts } from './response-observer.js';
-import { InProcessSignals } from './in-process-signals.js';
+import { LazyInProcess } from './lazy-in-process.js';
 import { IngestSink } from './ingest-sink.js';
 import { drainAtExit, type Drainable } from './exit-hooks.js';
 import { LogFileSink } from './log-file-sink.js';
@@ -117,7 +117,10 @@ export interface InstrumentOptions {
 }
 
 export interface InstrumentedFetch extends Fetch, MetricsSource {
-  /** In-process: the window's four signals and their verdicts now. Undefined for the other destinations. */
+  /**
+   * In-process: the window's four signals and their verdicts now. Undefined for the other destinations,
+   * and while the in-process pipeline is still loading (never once a call has returned).
+   */
   signals(): WindowSignals | undefined;
   /** Resolves once every line recorded so far is written or sent (or given up on and counted). */
   flush(): Promise<void>;
@@ -141,6 +144,7 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
   const guard = new OptInGuard(config.headers.optIn, o.optIn);
   const recorder = new CallRecorder(config.headers);
   const sink = createSink(o.to, config, fetch, metrics, once, o.closeTimeout);
+  const loading = sink instanceof LazyInProcess ? sink : undefined;
   const cohort = o.cohort;
   const genAi = new GenAiMetrics({ provider: o.genAi.provider, labelValueLimit: config.metrics.labelValueLimit, labelValueMaxBytes: config.metrics.labelValueMaxBytes });
   const operations = new Map(Object.entries(o.genAi.operations));
@@ -255,6 +259,9 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
         }
       }
     };
+    // The in-process pipeline is loaded when first needed (lazy-in-process.ts): a call answered before
+    // it is there waits for it, so once the call returns, its record is counted (or will be, as its body ends).
+    if (loading !== undefined && !loading.settled) await loading.ready;
     if (observers === undefined) {
       record(undefined);
       return response;
@@ -283,7 +290,7 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
   const instrumented: InstrumentedFetch = Object.assign(call, {
     families: (): readonly Family[] => [...sink.families(), ...metrics.families(), ...genAi.families()],
     beforeScrape: (): void => sink.beforeScrape?.(),
-    signals: (): WindowSignals | undefined => (sink instanceof InProcessSignals ? sink.signals() : undefined),
+    signals: (): WindowSignals | undefined => (sink instanceof LazyInProcess ? sink.signals() : undefined),
     flush: (): Promise<void> => sink.flush(),
     close: async (): Promise<void> => {
       // Bodies still open are recorded with what is known, so their lines make the last batch.
@@ -316,8 +323,7 @@ function createSink(
   warn: (key: string, message: string) => void,
   closeTimeoutMs: number,
 ): RecordSink {
-  // The lines are always in the default format, whatever input preset the config names for its files.
-  if (to === 'in-process') return new InProcessSignals({ ...config, input: inputSchema.parse({}) }, metrics);
+  if (to === 'in-process') return new LazyInProcess(config, metrics, warn);
   if ('logFile' in to) return new LogFileSink({ path: to.logFile, maxPendingRecords: to.maxPendingRecords, closeTimeoutMs }, metrics, warn);
   const i = to.ingest;
   return new IngestSink(

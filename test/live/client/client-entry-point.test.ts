@@ -100,6 +100,32 @@ console.log('after-registry ' + JSON.stringify(cjs()));`;
     expect(afterRegistry.map(packageOf)).toContain('prom-client');
   });
 
+  it('loads the in-process pipeline only for the in-process destination, and then before its first call returns', () => {
+    // Each destination in its own node: the hook's lines come from the loader thread, in no set order with the main thread's.
+    const hook = `export async function resolve(s, c, n) { const r = await n(s, c); process.stdout.write('esm ' + r.url + '\\n'); return r; }`;
+    const run = (to: string): string[] => {
+      const probe = `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+const m = await import('zero-plane-exporter/client');
+const answer = async () => new Response('{}', { headers: { 'content-type': 'application/json' } });
+const zp = m.instrumentFetch(answer, { to: ${to}, warn: () => {} });
+await (await zp('http://api.invalid/v1/messages', { method: 'POST', body: '{}' })).text();
+console.log('requests ' + (zp.signals()?.window.requests ?? 'none'));
+await zp.close();`;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: app, encoding: 'utf8', timeout: 30_000 });
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      return r.stdout.trim().split('\n');
+    };
+    const heavy = (l: string): boolean => l.endsWith('/dist/pipeline.js') || l.includes('@datadog/sketches-js');
+    const toFile = run(JSON.stringify({ logFile: join(app, 'calls.log') }));
+    expect(toFile).toContain('requests none');
+    expect(toFile.filter(heavy)).toEqual([]);
+    const inProcess = run("'in-process'");
+    expect(inProcess).toContain('requests 1');
+    expect(inProcess.some((l) => l.endsWith('/dist/pipeline.js'))).toBe(true);
+  });
+
   // Checking every declaration file (zod's, Node's) is ~9 CPU-seconds of type-checking, not a wait: on
   // two shared cores under load that is 35 s of wall time, hence the bound of this one test.
   it('declares nothing of the server side nor DDSketch, and compiles with skipLibCheck: false', { timeout: 120_000 }, () => {
