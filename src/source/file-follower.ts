@@ -10,7 +10,8 @@ import { FollowerContext, MAX_REMEMBERED_PATHS } from './follower-context.js';
 import { FileReader } from './file-reader.js';
 import { RotationRecovery } from './rotation-recovery.js';
 import { startOffset } from './rotation-evidence.js';
-import { expand, locate, type Visible } from './pattern-scan.js';
+import { expand, locate, type Candidate, type Visible } from './pattern-scan.js';
+import { statDeferred } from './stat-schedule.js';
 
 export { StdinFollower } from './stdin-follower.js';
 export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.js';
@@ -188,11 +189,21 @@ export class FileFollower {
     return { patterns: [...this.opts.patterns], files, known: this.ctx.known.list() };
   }
 
-  /** One scan and read cycle; waits for a cycle already running rather than overlapping it. */
+  /** One scan and read cycle that stats every file; waits for a cycle already running rather than overlapping it. */
   async pollOnce(): Promise<void> {
     while (this.cycle) await this.cycle;
     if (this.ctx.stopped) return;
     await this.runCycle();
+  }
+
+  /**
+   * One cycle as the poll timer runs it: idle files whose last stat still stands (stat-schedule.ts) are
+   * not stat-ed. For a test that steps the schedule by hand, with its own clock.
+   */
+  async pollScheduled(): Promise<void> {
+    while (this.cycle) await this.cycle;
+    if (this.ctx.stopped) return;
+    await this.runCycle(false, true);
   }
 
   private tick(): void {
@@ -209,8 +220,8 @@ export class FileFollower {
   }
 
   /** `ticked`: run by the poll timer, not by pollOnce() (whose caller decides when the next one runs). */
-  private runCycle(ticked = false): Promise<void> {
-    const cycle = this.cycleBody().finally(() => {
+  private runCycle(ticked = false, scheduled = ticked): Promise<void> {
+    const cycle = this.cycleBody(scheduled).finally(() => {
       this.cycle = undefined;
       // A held tick after a cycle that read nothing waits for the next tick: a cycle slow only because it
       // checks many idle files would otherwise run back to back.
@@ -225,7 +236,8 @@ export class FileFollower {
     return cycle;
   }
 
-  private async cycleBody(): Promise<void> {
+  /** `scheduled`: idle files are stat-ed on their back-off schedule, not every cycle. */
+  private async cycleBody(scheduled: boolean): Promise<void> {
     const firstScan = !this.scanned;
     const startAtEnd = firstScan && (this.opts.startAt ?? 'end') === 'end';
     this.scanned = true;
@@ -239,7 +251,10 @@ export class FileFollower {
         this.pendingResume = undefined;
       }
       const candidates = await expand(this.opts.patterns, this.ctx.problem, (pattern) => this.ctx.follows((f) => f.source === pattern), this.ctx.fs);
-      const { visible, missing } = await locate(candidates, this.ctx.problem, this.ctx.fs);
+      // Idle files not due for a stat keep what their last stat found (the glob still lists every path).
+      const deferred = new Set<string>();
+      const lastSeen = scheduled ? (c: Candidate) => this.lastSeenIfDeferred(c, now, deferred) : undefined;
+      const { visible, missing } = await locate(candidates, this.ctx.problem, this.ctx.fs, lastSeen);
       this.ctx.visible = visible;
       for (const f of this.ctx.followed.values()) {
         f.floor = f.seenSize;
@@ -253,7 +268,7 @@ export class FileFollower {
       for (const f of [...this.ctx.followed.values()]) {
         if (this.ctx.stopped) return;
         const v = visible.get(f.key);
-        if (v && this.ctx.followed.get(f.key) === f) await this.followLive(f, v, now);
+        if (v && this.ctx.followed.get(f.key) === f && !deferred.has(f.key)) await this.followLive(f, v, now);
       }
       for (const [key, v] of visible) {
         if (this.ctx.stopped) return;
@@ -345,9 +360,26 @@ export class FileFollower {
     f.end = undefined;
     f.idlePolls = 0;
     // Read only when the scan's stat says there may be something new (a closed file is only then opened again).
-    if (this.mayHaveChanged(f, v)) await this.reader.read(f);
+    const changed = this.mayHaveChanged(f, v);
+    if (changed) await this.reader.read(f);
+    f.idleStats = changed ? 0 : f.idleStats + 1;
+    // The stat schedule counts from here too: a poll that defers the stat leaves it (stat-schedule.ts).
     f.checkedAtMs = now;
     this.ctx.notePath(f.path, f.key, now);
+  }
+
+  /**
+   * What the last stat found of the followed file at `c`'s path, when the file is idle and its next stat
+   * is not due at `now`; undefined when it is to be stat-ed. A file not fully read, resumed, or ended is
+   * always stat-ed. Its key goes in `deferred`: this poll neither reads it nor moves its checkedAtMs.
+   */
+  private lastSeenIfDeferred(c: Candidate, now: number, deferred: Set<string>): { key: string; seen: Visible } | undefined {
+    const key = this.ctx.atPath.get(c.path)?.key;
+    const f = key === undefined ? undefined : this.ctx.followed.get(key);
+    if (f === undefined || f.path !== c.path || f.end !== undefined || f.capCheck || f.offset < f.seenSize) return undefined;
+    if (!statDeferred(now, f.checkedAtMs, f.idleStats, this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS)) return undefined;
+    deferred.add(f.key);
+    return { key: f.key, seen: { path: f.path, source: c.source, size: f.seenSize, mtimeMs: f.mtimeMs } };
   }
 
   /** Whether a file may hold bytes not read, or new content: grown, shrunk, written since its last probe, or never fully probed. */

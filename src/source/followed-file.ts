@@ -44,6 +44,8 @@ export interface Followed {
   /** Since when draining it (ended) found nothing new; undefined while it still grows. */
   quietSinceMs: number | undefined;
   readThisPoll: number;
+  /** Stats in a row that found it unchanged: the longer, the less often it is stat-ed (stat-schedule.ts). */
+  idleStats: number;
   /** Resumed from a checkpoint (or appeared while stopped): the catch-up cap is applied before the first read. */
   capCheck: boolean;
   /**
@@ -91,6 +93,7 @@ export function newFollowed(init: {
     idlePolls: 0,
     quietSinceMs: undefined,
     readThisPoll: 0,
+    idleStats: 0,
     capCheck: init.capCheck,
     emptiedFrom: undefined,
     lastByte: undefined,

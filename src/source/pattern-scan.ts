@@ -71,18 +71,28 @@ export async function expand(patterns: string[], problem: ReportProblem, stillFo
   return candidates;
 }
 
+/** A candidate not stat-ed this poll: the identity and Visible its last stat found stand for it. */
+export type LastSeen = (c: Candidate) => { key: string; seen: Visible } | undefined;
+
 /**
  * Stats the candidates; returns the regular files among them by identity, and the configured paths
- * that are missing (a problem unless their file is still being drained after a rename).
+ * that are missing (a problem unless their file is still being drained after a rename). A candidate
+ * `lastSeen` answers for is not stat-ed: what its last stat found is taken as it is.
  */
 export async function locate(
   candidates: Map<string, Candidate>,
   problem: ReportProblem,
   fs: FollowerFs = nodeFs,
+  lastSeen?: LastSeen,
 ): Promise<{ visible: Map<string, Visible>; missing: Array<Candidate & { detail: string }> }> {
   const visible = new Map<string, Visible>();
   const missing: Array<Candidate & { detail: string }> = [];
   for (const c of candidates.values()) {
+    const last = lastSeen?.(c);
+    if (last !== undefined) {
+      if (!visible.has(last.key)) visible.set(last.key, last.seen);
+      continue;
+    }
     let st: Stats;
     try {
       st = await fs.stat(c.path);
