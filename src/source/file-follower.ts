@@ -80,6 +80,8 @@ export class FileFollower {
   private readonly untrusted: ReadonlySet<string>;
   /** Files of the checkpoint no configured pattern reached at the restore, kept in `known`: they get the catch-up cap too. */
   private readonly restoredKeys = new Set<string>();
+  /** When the last scheduled cycle began: how far apart polls really come, for the stat schedule. */
+  private lastScheduledMs: number | undefined;
   /** A tick came while a cycle ran: the next cycle starts as soon as this one ends, if it read anything. */
   private tickHeld = false;
   private markCaughtUp!: () => void;
@@ -253,7 +255,10 @@ export class FileFollower {
       const candidates = await expand(this.opts.patterns, this.ctx.problem, (pattern) => this.ctx.follows((f) => f.source === pattern), this.ctx.fs);
       // Idle files not due for a stat keep what their last stat found (the glob still lists every path).
       const deferred = new Set<string>();
-      const lastSeen = scheduled ? (c: Candidate) => this.lastSeenIfDeferred(c, now, deferred) : undefined;
+      // Polls late on a loaded machine (a tick dropped while a long cycle ran): the next is expected as late.
+      const nextPollIn = now - (this.lastScheduledMs ?? now);
+      if (scheduled) this.lastScheduledMs = now;
+      const lastSeen = scheduled ? (c: Candidate) => this.lastSeenIfDeferred(c, now, nextPollIn, deferred) : undefined;
       const { visible, missing } = await locate(candidates, this.ctx.problem, this.ctx.fs, lastSeen);
       this.ctx.visible = visible;
       for (const f of this.ctx.followed.values()) {
@@ -373,11 +378,11 @@ export class FileFollower {
    * is not due at `now`; undefined when it is to be stat-ed. A file not fully read, resumed, or ended is
    * always stat-ed. Its key goes in `deferred`: this poll neither reads it nor moves its checkedAtMs.
    */
-  private lastSeenIfDeferred(c: Candidate, now: number, deferred: Set<string>): { key: string; seen: Visible } | undefined {
+  private lastSeenIfDeferred(c: Candidate, now: number, nextPollIn: number, deferred: Set<string>): { key: string; seen: Visible } | undefined {
     const key = this.ctx.atPath.get(c.path)?.key;
     const f = key === undefined ? undefined : this.ctx.followed.get(key);
     if (f === undefined || f.path !== c.path || f.end !== undefined || f.capCheck || f.offset < f.seenSize) return undefined;
-    if (!statDeferred(now, f.checkedAtMs, f.idleStats, this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS)) return undefined;
+    if (!statDeferred(now, f.checkedAtMs, f.idleStats, this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, nextPollIn)) return undefined;
     deferred.add(f.key);
     return { key: f.key, seen: { path: f.path, source: c.source, size: f.seenSize, mtimeMs: f.mtimeMs } };
   }

@@ -20,9 +20,10 @@ export function idleGapMs(idleStats: number, pollIntervalMs: number): number {
 
 /**
  * Whether a poll at `nowMs` may leave the file un-stat-ed, its last stat at `lastStatMs` standing: only
- * when the next poll, one interval on, still comes within the gap. So the poll that stats it is the last
- * one before the gap ends, and a late timer delays it no more than it delays every poll.
+ * when the next poll, `nextPollInMs` on (an interval, or longer when polls come late on a loaded
+ * machine), still comes within the gap. So the poll that stats it is the last one before the gap ends.
  */
-export function statDeferred(nowMs: number, lastStatMs: number, idleStats: number, pollIntervalMs: number): boolean {
-  return idleStats > 0 && nowMs + pollIntervalMs <= lastStatMs + idleGapMs(idleStats, pollIntervalMs);
+export function statDeferred(nowMs: number, lastStatMs: number, idleStats: number, pollIntervalMs: number, nextPollInMs = pollIntervalMs): boolean {
+  const gap = idleGapMs(idleStats, pollIntervalMs);
+  return idleStats > 0 && gap > pollIntervalMs && nowMs + Math.max(pollIntervalMs, nextPollInMs) <= lastStatMs + gap;
 }

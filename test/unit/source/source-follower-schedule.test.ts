@@ -26,10 +26,12 @@ describe('FileFollower poll schedule', () => {
     // them is pending can be asked without timing anything.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setImmediate', 'clearImmediate'] });
     try {
-      const follower = await fx.follow({ pollIntervalMs: 250 });
+      // An interval of IDLE_VISIBILITY_MS or more stats the file every poll: no back-off (stat-schedule.ts),
+      // whose real clock would otherwise defer the stat of a file idle a moment ago.
+      const follower = await fx.follow({ pollIntervalMs: 1000 });
       const cycleWithTickHeld = async () => {
-        vi.advanceTimersByTime(250); // a tick starts a cycle
-        vi.advanceTimersByTime(250); // the next comes while it runs, and is held
+        vi.advanceTimersByTime(1000); // a tick starts a cycle
+        vi.advanceTimersByTime(1000); // the next comes while it runs, and is held
         await follower.snapshot(() => undefined); // once the cycle is over
       };
       expect(vi.getTimerCount()).toBe(1); // the poll timer

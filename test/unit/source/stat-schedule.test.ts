@@ -46,6 +46,11 @@ describe('the stat schedule of idle files', () => {
     expect(statDeferred(499, 0, 2, 250)).toBe(true);
     expect(statDeferred(501, 0, 2, 250)).toBe(false);
     expect(statDeferred(760, 0, 2, 250)).toBe(false);
+    // Polls coming 500 ms apart (ticks dropped under load): the poll at 500 stats, the next at 1000 would be late.
+    expect(statDeferred(500, 0, 2, 250, 500)).toBe(false);
+    expect(statDeferred(250, 0, 2, 250, 500)).toBe(true);
+    // An interval as long as the bound: every poll stats, even one at the same moment as the last stat.
+    expect(statDeferred(1000, 1000, 5, 1000)).toBe(false);
     // A file that changed at its last stat (idle 0) is stat-ed every poll.
     expect(statDeferred(1, 0, 0, 250)).toBe(false);
   });
