@@ -254,12 +254,12 @@ export class FileFollower {
       }
       const candidates = await expand(this.opts.patterns, this.ctx.problem, (pattern) => this.ctx.follows((f) => f.source === pattern), this.ctx.fs);
       // Idle files not due for a stat keep what their last stat found (the glob still lists every path).
-      const deferred = new Set<string>();
       // Polls late on a loaded machine (a tick dropped while a long cycle ran): the next is expected as late.
       const nextPollIn = now - (this.lastScheduledMs ?? now);
       if (scheduled) this.lastScheduledMs = now;
-      const lastSeen = scheduled ? (c: Candidate) => this.lastSeenIfDeferred(c, now, nextPollIn, deferred) : undefined;
-      const { visible, missing } = await locate(candidates, this.ctx.problem, this.ctx.fs, lastSeen);
+      const lastSeen = scheduled ? (c: Candidate) => this.lastSeenIfDeferred(c, now, nextPollIn) : undefined;
+      // `deferred`: files not stat-ed this poll; this poll neither reads them nor moves their checkedAtMs.
+      const { visible, missing, reused: deferred } = await locate(candidates, this.ctx.problem, this.ctx.fs, lastSeen);
       this.ctx.visible = visible;
       for (const f of this.ctx.followed.values()) {
         f.floor = f.seenSize;
@@ -376,14 +376,13 @@ export class FileFollower {
   /**
    * What the last stat found of the followed file at `c`'s path, when the file is idle and its next stat
    * is not due at `now`; undefined when it is to be stat-ed. A file not fully read, resumed, or ended is
-   * always stat-ed. Its key goes in `deferred`: this poll neither reads it nor moves its checkedAtMs.
+   * always stat-ed.
    */
-  private lastSeenIfDeferred(c: Candidate, now: number, nextPollIn: number, deferred: Set<string>): { key: string; seen: Visible } | undefined {
+  private lastSeenIfDeferred(c: Candidate, now: number, nextPollIn: number): { key: string; seen: Visible } | undefined {
     const key = this.ctx.atPath.get(c.path)?.key;
     const f = key === undefined ? undefined : this.ctx.followed.get(key);
     if (f === undefined || f.path !== c.path || f.end !== undefined || f.capCheck || f.offset < f.seenSize) return undefined;
     if (!statDeferred(now, f.checkedAtMs, f.idleStats, this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, nextPollIn)) return undefined;
-    deferred.add(f.key);
     return { key: f.key, seen: { path: f.path, source: c.source, size: f.seenSize, mtimeMs: f.mtimeMs } };
   }
 

@@ -84,13 +84,18 @@ export async function locate(
   problem: ReportProblem,
   fs: FollowerFs = nodeFs,
   lastSeen?: LastSeen,
-): Promise<{ visible: Map<string, Visible>; missing: Array<Candidate & { detail: string }> }> {
+): Promise<{ visible: Map<string, Visible>; missing: Array<Candidate & { detail: string }>; reused: Set<string> }> {
   const visible = new Map<string, Visible>();
   const missing: Array<Candidate & { detail: string }> = [];
+  /** The files whose entry is what `lastSeen` gave, not a stat of this poll. */
+  const reused = new Set<string>();
   for (const c of candidates.values()) {
     const last = lastSeen?.(c);
     if (last !== undefined) {
-      if (!visible.has(last.key)) visible.set(last.key, last.seen);
+      if (!visible.has(last.key)) {
+        visible.set(last.key, last.seen);
+        reused.add(last.key);
+      }
       continue;
     }
     let st: Stats;
@@ -112,5 +117,5 @@ export async function locate(
     // Two paths to one file (hard or symbolic link): read it once.
     if (!visible.has(key)) visible.set(key, { path: c.path, source: c.source, size: st.size, mtimeMs: st.mtimeMs });
   }
-  return { visible, missing };
+  return { visible, missing, reused };
 }

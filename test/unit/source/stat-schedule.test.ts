@@ -1,7 +1,7 @@
 // The back-off of stats on idle followed files: a line appended at any moment is still seen within 1 s,
 // and an idle file is stat-ed less often than every poll. Stepped by hand with a fake clock, through the
 // follower's fs seam counting the stats of each path.
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, renameSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -91,6 +91,43 @@ describe('the stat schedule of idle files', () => {
       stats.clear();
       await follower.pollOnce();
       for (const p of paths) expect(stats.get(p)).toBe(1);
+    } finally {
+      await follower.stop();
+    }
+  });
+
+  it('a file renamed within the glob while its stat is deferred, a new file at its path: every line once, the new file within the bound', async () => {
+    const dir = tempDir('zpe-stat-schedule-');
+    const b = join(dir, 'b.log');
+    writeFileSync(b, seqBlock(1, 2));
+    let clock = 1_000_000;
+    vi.spyOn(Date, 'now').mockImplementation(() => clock);
+    const sink = new SeqSink();
+    const follower = new FileFollower({ patterns: [join(dir, '*.log')], maxLineBytes: 4096, pollIntervalMs: 250, startAt: 'start' }, sink, sink);
+    try {
+      await follower.start();
+      for (let i = 0; i < 8; i++) {
+        clock += 250;
+        await follower.pollScheduled();
+      }
+      // Renamed to a name the glob lists before its old one (a.log is stat-ed first), then written to.
+      appendFileSync(b, seqBlock(3, 3));
+      renameSync(b, join(dir, 'a.log'));
+      writeFileSync(b, seqBlock(4, 5));
+      const at = clock;
+      while (sink.counts.size < 5 && clock - at < 2000) {
+        clock += 250;
+        await follower.pollScheduled();
+      }
+      expect(clock - at).toBeLessThanOrEqual(IDLE_VISIBILITY_MS);
+      for (let i = 0; i < 8; i++) {
+        clock += 250;
+        await follower.pollScheduled();
+      }
+      const audit = sink.audit(5);
+      expect(audit.missing).toEqual([]);
+      expect(audit.duplicated).toEqual([]);
+      expect(follower.followedCount).toBe(2);
     } finally {
       await follower.stop();
     }
