@@ -869,7 +869,7 @@ export const configSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['pack', 'earlyWarning', 'window'],
-        message: `must be longer than pack.rateWindow (${c.pack.rateWindow} ms): the early warnings read a longer level than the hard alerts`,
+        message: `must be longer than pack.rateWindow (${formatDuration(c.pack.rateWindow)}): the early warnings read a longer level than the hard alerts`,
       });
     }
     // Creeping "inside the band": a level at or above the band's edge would be ZeroPlaneP99DriftOutOfBand's.
