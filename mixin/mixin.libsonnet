@@ -27,6 +27,8 @@
 //                                            these equal to the exporter's own config.
 //   hitRateTarget, warmupEfficiencyTarget    signals.*: ZeroPlaneHitRateLow, ZeroPlaneWarmupEfficiencyLow
 //   minRequests                              alerts.minRequests: the traffic guard
+//   warmupDrop, driftAbove                   pack.earlyWarning.*: ZeroPlaneWarmupEfficiencySliding,
+//                                            ZeroPlaneP99DriftCreeping
 //   hitRateObjective, latencyObjective       slos.hitRate.objective, slos.latency.objective
 // Numbers print as `generate` prints them for up to 12 significant digits.
 {
@@ -83,6 +85,8 @@
     hitRateTarget: cfg.hitRateTarget,
     warmupEfficiencyTarget: cfg.warmupEfficiencyTarget,
     minRequests: cfg.minRequests,
+    warmupDrop: cfg.warmupDrop,
+    driftAbove: cfg.driftAbove,
     'objective.hit-rate': cfg.hitRateObjective,
     'objective.latency': cfg.latencyObjective,
     'budget.hit-rate': budget['hit-rate'],
@@ -98,7 +102,7 @@
     pct(x): num(x * 100, 10),
     pct4(x): num(x * 100, 4),
   },
-  local notNumbers = [k for k in ['baselineSeconds', 'tolerance', 'hitRateTarget', 'warmupEfficiencyTarget', 'minRequests', 'hitRateObjective', 'latencyObjective'] if !std.isNumber(cfg[k])],
+  local notNumbers = [k for k in ['baselineSeconds', 'tolerance', 'hitRateTarget', 'warmupEfficiencyTarget', 'minRequests', 'warmupDrop', 'driftAbove', 'hitRateObjective', 'latencyObjective'] if !std.isNumber(cfg[k])],
   local checked = std.length(notNumbers) == 0 || error '_config: not a number: ' + std.join(', ', notNumbers),
 
   // Every token (src/pack/grouping.ts templateGrouping, and the thresholds') and its text for _config.

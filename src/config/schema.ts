@@ -439,6 +439,9 @@ const forSchema = z
     sourceStalled: forDuration.default(300_000),
     parseErrorsHigh: forDuration.default(600_000),
     headersNotFound: forDuration.default(0),
+    // The early warnings read a 1 h level, which is the hold: a `for` on top would delay them past the hour.
+    warmupSliding: forDuration.default(0),
+    driftCreeping: forDuration.default(0),
   })
   .strict();
 
@@ -471,6 +474,28 @@ const selector = z
 
 const httpUrl = z.string().regex(/^https?:\/\/[^\s]+$/, 'not an http(s) URL');
 
+/**
+ * The ticket alerts that warn before a hard threshold breaks: warm-up efficiency sliding below its own long-term
+ * level while still above signals.warmupEfficiencyTarget, p99 drift creeping up inside the band.
+ */
+const earlyWarningSchema = z
+  .object({
+    /** The short level both alerts read (warm-up efficiency and p99 drift over this window). */
+    window: duration.default(3_600_000),
+    /** The long-term level warm-up efficiency is compared with; a whole number of `window`s (it is summed over them). */
+    baselineWindow: duration.default(604_800_000),
+    /** ZeroPlaneWarmupEfficiencySliding: the short level is more than this (a ratio: 0.005 = 0.5 points) below the long-term one. */
+    warmupDrop: z.number().gt(0).lt(1).default(0.005),
+    /** ZeroPlaneP99DriftCreeping: p99 drift over `window` above this (a ratio, below signals.tolerance). */
+    driftAbove: z.number().gt(0).lt(1).default(0.03),
+  })
+  .strict()
+  .superRefine((e, ctx) => {
+    if (e.baselineWindow <= e.window || e.baselineWindow % e.window !== 0) {
+      ctx.addIssue({ code: 'custom', path: ['baselineWindow'], message: 'must be a whole multiple (2 or more) of pack.earlyWarning.window: the long-term level sums the short windows' });
+    }
+  });
+
 /** How the alerting pack is generated: windows, `for` durations, selectors, links. */
 export const packSchema = z
   .object({
@@ -497,6 +522,9 @@ export const packSchema = z
      */
     keepFiringFor: forDuration.default(300_000),
     for: forSchema.default(() => forSchema.parse({})),
+    earlyWarning: earlyWarningSchema.default(() => earlyWarningSchema.parse({})),
+    /** zero_plane:p99_drift:max<window> and the deterministic bandwidth demand: the maximum of p99 drift over this window. */
+    capacityWindow: duration.default(86_400_000),
   })
   .strict();
 
@@ -834,6 +862,19 @@ export const configSchema = z
           message: `"${label}" is not one of pack.aggregationLabels (${c.pack.aggregationLabels.join(', ')}): the P0 carries only those labels`,
         });
       }
+    }
+  })
+  .superRefine((c, ctx) => {
+    if (c.pack.earlyWarning.window <= c.pack.rateWindow) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pack', 'earlyWarning', 'window'],
+        message: `must be longer than pack.rateWindow (${formatDuration(c.pack.rateWindow)}): the early warnings read a longer level than the hard alerts`,
+      });
+    }
+    // Creeping "inside the band": a level at or above the band's edge would be ZeroPlaneP99DriftOutOfBand's.
+    if (c.pack.earlyWarning.driftAbove >= c.signals.tolerance) {
+      ctx.addIssue({ code: 'custom', path: ['pack', 'earlyWarning', 'driftAbove'], message: `must be below signals.tolerance (${c.signals.tolerance}): drift creeping means inside the band` });
     }
   })
   .superRefine((c, ctx) => mappedHeadersAreRead(c.input.headers, c.headers, ctx));

@@ -25,6 +25,9 @@ export interface MixinThresholds {
   hitRateTarget: number;
   warmupEfficiencyTarget: number;
   minRequests: number;
+  /** pack.earlyWarning.warmupDrop, pack.earlyWarning.driftAbove */
+  warmupDrop: number;
+  driftAbove: number;
   hitRateObjective: number;
   latencyObjective: number;
 }
@@ -36,6 +39,8 @@ export function mixinThresholds(config: Config): MixinThresholds {
     hitRateTarget: config.signals.hitRateTarget,
     warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget,
     minRequests: config.alerts.minRequests,
+    warmupDrop: config.pack.earlyWarning.warmupDrop,
+    driftAbove: config.pack.earlyWarning.driftAbove,
     hitRateObjective: config.slos.hitRate.objective,
     latencyObjective: config.slos.latency.objective,
   };
@@ -46,6 +51,7 @@ function withThresholds(config: Config, t: MixinThresholds): Config {
     ...config,
     signals: { ...config.signals, baselineSeconds: t.baselineSeconds, tolerance: t.tolerance, hitRateTarget: t.hitRateTarget, warmupEfficiencyTarget: t.warmupEfficiencyTarget },
     alerts: { ...config.alerts, minRequests: t.minRequests },
+    pack: { ...config.pack, earlyWarning: { ...config.pack.earlyWarning, warmupDrop: t.warmupDrop, driftAbove: t.driftAbove } },
     slos: { ...config.slos, hitRate: { objective: t.hitRateObjective }, latency: { objective: t.latencyObjective } },
   };
 }
@@ -64,6 +70,8 @@ function thresholdValues(config: Config): Record<string, number> {
     hitRateTarget: config.signals.hitRateTarget,
     warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget,
     minRequests: config.alerts.minRequests,
+    warmupDrop: config.pack.earlyWarning.warmupDrop,
+    driftAbove: config.pack.earlyWarning.driftAbove,
   };
   burnPairs(config).forEach((pair, i) => {
     for (const slo of slos(config)) values[`limit.${slo.id}.${i}`] = errorRatioThreshold(slo, pair);
@@ -111,8 +119,8 @@ function tokeniseThresholds(text: string, config: Config): string {
  * digits that each of a value's forms differs (0.0062869 in % is 0.62869 to 10 digits, 0.6287 to 4).
  */
 const SENTINELS: [MixinThresholds, MixinThresholds] = [
-  { baselineSeconds: 0.183719, tolerance: 0.061137, hitRateTarget: 0.991373, warmupEfficiencyTarget: 0.877919, minRequests: 2137, hitRateObjective: 0.9937131, latencyObjective: 0.9886713 },
-  { baselineSeconds: 0.274153, tolerance: 0.043319, hitRateTarget: 0.982711, warmupEfficiencyTarget: 0.791937, minRequests: 3259, hitRateObjective: 0.9955137, latencyObjective: 0.9793917 },
+  { baselineSeconds: 0.183719, tolerance: 0.061137, hitRateTarget: 0.991373, warmupEfficiencyTarget: 0.877919, minRequests: 2137, warmupDrop: 0.0041377, driftAbove: 0.0271939, hitRateObjective: 0.9937131, latencyObjective: 0.9886713 },
+  { baselineSeconds: 0.274153, tolerance: 0.043319, hitRateTarget: 0.982711, warmupEfficiencyTarget: 0.791937, minRequests: 3259, warmupDrop: 0.0062173, driftAbove: 0.0318371, hitRateObjective: 0.9955137, latencyObjective: 0.9793917 },
 ];
 
 function template(config: Config, t: MixinThresholds) {

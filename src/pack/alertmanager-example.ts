@@ -5,6 +5,7 @@
 import { listenAddresses, type Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { P0_ALERT } from './alert-specs.js';
+import { DRIFT_CREEPING_ALERT, WARMUP_SLIDING_ALERT } from './early-warning.js';
 import { SLO_ALERTS } from './slos.js';
 
 /**
@@ -69,6 +70,7 @@ export function alertmanagerExample(config: Config): string {
 # - the P0 mutes what it already says for the same [${labels}]: the band and degraded warnings, and the
 #   canary and latency-budget alerts of the same incident;
 # - an SLO's burn-rate page mutes its ticket;
+# - a hard alert mutes its early warning (warm-up efficiency low: sliding; band or P0: drift creeping);
 # - the alerts keep firing through a brief dip (keep_firing_for in the rules), so a dip is not a
 #   resolve followed by a second page.
 route:
@@ -108,6 +110,13 @@ inhibit_rules:
   - source_matchers: ['alertname=~"${BURN_ALERTS}"', 'severity="critical"']
     target_matchers: ['alertname=~"${BURN_ALERTS}"', 'severity="warning"']
     equal: [alertname, ${labels}]
+  # A hard alert mutes its own early warning for the same group: the warning has nothing to add then.
+  - source_matchers: ['alertname="ZeroPlaneWarmupEfficiencyLow"']
+    target_matchers: ['alertname="${WARMUP_SLIDING_ALERT}"']
+    equal: [${labels}]
+  - source_matchers: ['alertname=~"ZeroPlaneP99DriftOutOfBand|${P0_ALERT}"']
+    target_matchers: ['alertname="${DRIFT_CREEPING_ALERT}"']
+    equal: [${labels}]
 
 receivers:
   - name: ${r.pager}

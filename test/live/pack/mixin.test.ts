@@ -85,11 +85,21 @@ describe('mixin/', { timeout: 60_000 }, () => {
     for (const d of Object.values(out.grafanaDashboards)) expect(lintDashboard(d as LintDashboard)).toEqual([]);
   });
 
-  it('_config thresholds (band, hit-rate and warm-up targets, minRequests, SLO objectives) change the rules and dashboards as `generate` would', () => {
-    const thresholds = { baselineSeconds: 0.2, tolerance: 0.1, hitRateTarget: 0.99, warmupEfficiencyTarget: 0.85, minRequests: 500, hitRateObjective: 0.995, latencyObjective: 0.999 };
+  it('_config thresholds (band, hit-rate and warm-up targets, minRequests, early warnings, SLO objectives) change the rules and dashboards as `generate` would', () => {
+    const thresholds = {
+      baselineSeconds: 0.2,
+      tolerance: 0.1,
+      hitRateTarget: 0.99,
+      warmupEfficiencyTarget: 0.85,
+      minRequests: 500,
+      warmupDrop: 0.01,
+      driftAbove: 0.07,
+      hitRateObjective: 0.995,
+      latencyObjective: 0.999,
+    };
     const out = evaluate(JSON.stringify(thresholds));
     const config = parseConfig(
-      'signals:\n  baselineSeconds: 0.2\n  tolerance: 0.1\n  hitRateTarget: 0.99\n  warmupEfficiencyTarget: 0.85\nalerts:\n  minRequests: 500\nslos:\n  hitRate: { objective: 0.995 }\n  latency: { objective: 0.999 }\n',
+      'signals:\n  baselineSeconds: 0.2\n  tolerance: 0.1\n  hitRateTarget: 0.99\n  warmupEfficiencyTarget: 0.85\npack:\n  earlyWarning: { warmupDrop: 0.01, driftAbove: 0.07 }\nalerts:\n  minRequests: 500\nslos:\n  hitRate: { objective: 0.995 }\n  latency: { objective: 0.999 }\n',
       'tuned.yml',
     );
     const expected = generated(config);
@@ -103,6 +113,9 @@ describe('mixin/', { timeout: 60_000 }, () => {
     expect(text).not.toContain('0.19425');
     expect(text).toContain('vector(0.001)');
     expect(text).toContain('zero_plane:hit_rate:ratio_rate5m < 0.99)');
+    expect(text).toContain('zero_plane:warmup_efficiency:ratio_rate7d - 0.01)');
+    expect(text).toContain('zero_plane:p99_drift:ratio_rate1h > 0.07)');
+    expect(text).not.toContain('- 0.005)');
   });
 
   it('a _config threshold that is not a number is refused by name', () => {

@@ -44,6 +44,8 @@ describe('example Alertmanager routing (amtool config routes test)', () => {
     { what: 'a burn-rate page', labels: ['alertname=ZeroPlaneLatencyBudgetBurn', 'severity=critical', 'slo=latency', 'job=zp'], receivers: R.pager },
     { what: 'a burn-rate ticket', labels: ['alertname=ZeroPlaneLatencyBudgetBurn', 'severity=warning', 'slo=latency', 'job=zp'], receivers: R.chat },
     { what: 'a warning', labels: ['alertname=ZeroPlaneHitRateLow', 'severity=warning', 'job=zp'], receivers: R.chat },
+    { what: 'the warm-up early warning (a ticket)', labels: ['alertname=ZeroPlaneWarmupEfficiencySliding', 'severity=warning', 'job=zp'], receivers: R.chat },
+    { what: 'the drift early warning (a ticket)', labels: ['alertname=ZeroPlaneP99DriftCreeping', 'severity=warning', 'job=zp'], receivers: R.chat },
     { what: 'an alert without severity (root fallback)', labels: ['alertname=SomethingElse', 'job=zp'], receivers: R.chat },
   ];
 
@@ -71,7 +73,8 @@ describe('example Alertmanager routing (amtool config routes test)', () => {
     writeFileSync(file, files.get('alertmanager.example.yml') as string);
     const rules = parse(files.get('zero-plane.rules.yml') as string) as { groups: { rules: { alert?: string; labels?: Record<string, string> }[] }[] };
     const alerts = rules.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
-    expect(alerts.length).toBe(22);
+    // 14 of docs/contract.md §7 and the exporter, 8 burn-rate rules (2 SLOs × 4 pairs), 2 early warnings.
+    expect(alerts.length).toBe(24);
     const group = Object.fromEntries(config.pack.aggregationLabels.map((l) => [l, `zp-${l}`]));
     for (const a of alerts) {
       const labels: Record<string, string> = { ...a.labels, ...group, alertname: a.alert as string };

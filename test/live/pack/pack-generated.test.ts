@@ -11,7 +11,7 @@ import { parseConfig } from '../../../src/config/load.js';
 import { defaultConfig } from '../../../src/config/schema.js';
 import { alertSpecs } from '../../../src/pack/alert-specs.js';
 import { groupingOf } from '../../../src/pack/grouping.js';
-import { ALERT_NAMES, MORE_ALERT_NAMES, ruleGroups } from '../../../src/pack/rules.js';
+import { ALERT_NAMES, EARLY_WARNING_ALERT_NAMES, MORE_ALERT_NAMES, ruleGroups } from '../../../src/pack/rules.js';
 import { renderMixin } from '../../../src/mixin/render-mixin.js';
 import { renderPack } from '../../../src/pack/render-pack.js';
 import { renderDashboards } from '../../../src/dashboards/render-dashboards.js';
@@ -105,7 +105,7 @@ describe('alerting pack', () => {
     const alerts = ruleGroups(defaultConfig())
       .flatMap((g) => g.rules)
       .filter((r) => 'alert' in r);
-    expect([...new Set(alerts.map((a) => a.alert))]).toEqual([...ALERT_NAMES, ...MORE_ALERT_NAMES]);
+    expect([...new Set(alerts.map((a) => a.alert))]).toEqual([...ALERT_NAMES, ...MORE_ALERT_NAMES, ...EARLY_WARNING_ALERT_NAMES]);
     for (const a of alerts) {
       expect(['critical', 'warning']).toContain(a.labels.severity);
       expect(a.annotations.summary).toMatch(/\.$/);
@@ -117,6 +117,12 @@ describe('alerting pack', () => {
     // The burn-rate pairs: page critical, ticket warning, per SLO and window pair.
     const burn = alerts.filter((a) => a.labels.slo !== undefined).map((a) => `${a.alert} ${a.labels.severity} ${a.labels.long_window}/${a.labels.short_window}`);
     expect(burn).toEqual(['ZeroPlaneHitRateBudgetBurn', 'ZeroPlaneLatencyBudgetBurn'].flatMap((n) => [`${n} critical 1h/5m`, `${n} critical 6h/30m`, `${n} warning 1d/2h`, `${n} warning 3d/6h`]));
+    // The early warnings are tickets, guarded over their 1h window by alerts.minRequests (200).
+    for (const name of EARLY_WARNING_ALERT_NAMES) {
+      const a = alerts.find((r) => r.alert === name);
+      expect(a?.labels, name).toEqual({ severity: 'warning' });
+      expect(a?.expr, name).toMatch(/:rate1h \* 3600 >= 200\)$/);
+    }
   });
 
   it('the traffic guard (alerts.minRequests) sits on the band, P0, canary, hit-rate, warm-up and burn-rate rules, and on no other', () => {
@@ -179,6 +185,9 @@ describe('alerting pack', () => {
       expect(am.inhibit_rules.map((r) => r.equal)).toEqual([
         ['cluster', 'namespace', 'job'],
         ['alertname', 'cluster', 'namespace', 'job'],
+        // A hard alert mutes its early warning.
+        ['cluster', 'namespace', 'job'],
+        ['cluster', 'namespace', 'job'],
       ]);
     });
   });
