@@ -874,7 +874,11 @@ export const configSchema = z
     }
     // Creeping "inside the band": a level at or above the band's edge would be ZeroPlaneP99DriftOutOfBand's.
     if (c.pack.earlyWarning.driftAbove >= c.signals.tolerance) {
-      ctx.addIssue({ code: 'custom', path: ['pack', 'earlyWarning', 'driftAbove'], message: `must be below signals.tolerance (${c.signals.tolerance}): drift creeping means inside the band` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pack', 'earlyWarning', 'driftAbove'],
+        message: `must be below signals.tolerance (${c.signals.tolerance}): drift creeping means inside the band (its default 0.03 fits the default ±5 % band; set it for a narrower one)`,
+      });
     }
   })
   .superRefine((c, ctx) => mappedHeadersAreRead(c.input.headers, c.headers, ctx));

@@ -39,8 +39,9 @@ export function sidecarExporterConfig(config: Config): string {
     // of the exporter container through without counting a line twice.
     sources: { files: [SIDECAR_LOG], startAt: 'start', pollInterval: formatDuration(config.sources.pollInterval) },
     web: { telemetryPath: config.web.telemetryPath },
-    // --gate.scope is checked against these.
-    pack: { aggregationLabels: config.pack.aggregationLabels },
+    // --gate.scope is checked against these. driftAbove is checked against signals.tolerance: carried so a
+    // narrow band's sidecar config is as valid as the config it came from.
+    pack: { aggregationLabels: config.pack.aggregationLabels, earlyWarning: { driftAbove: config.pack.earlyWarning.driftAbove } },
     // Every replica reads the P0 from Alertmanager's API, so a notification that reached one is known to all;
     // the scope comes from the Pod (gateScope below), not from here.
     gate: {

@@ -188,7 +188,7 @@ describe('Kubernetes manifests', () => {
   });
 
   it("the sidecar's exporter config carries the config's thresholds, so the deployed exporter and the rules agree", () => {
-    const config = parseConfig('signals:\n  baselineSeconds: 0.2\n  tolerance: 0.03\nwindow:\n  duration: 10m\nmetrics:\n  labelValueLimit: 20\n', 'zp.yml');
+    const config = parseConfig('signals:\n  baselineSeconds: 0.2\n  tolerance: 0.03\npack:\n  earlyWarning:\n    driftAbove: 0.02\nwindow:\n  duration: 10m\nmetrics:\n  labelValueLimit: 20\n', 'zp.yml');
     const text = renderDeploy(config).get('kubernetes/config/zero-plane.yml') as string;
     const sidecar = parseConfig(text, 'sidecar.yml');
     expect(sidecar.signals).toEqual(config.signals);
