@@ -192,7 +192,7 @@ export class RecordParser {
       this.cohort(obj),
       this.readResponse(obj),
       this.readRequest(obj),
-      this.tokens === undefined ? undefined : tokenCounts(this.tokens.map((get) => get?.(obj))),
+      this.tokens === undefined ? undefined : tokenCounts(this.tokens, (get) => get?.(obj)),
     );
   }
 
@@ -218,7 +218,7 @@ export class RecordParser {
       this.scanned(f, f.cohort),
       this.scannedHeaders(f, f.response),
       this.scannedHeaders(f, f.request),
-      f.tokens === undefined ? undefined : tokenCounts(f.tokens.map((k) => (k === undefined ? undefined : f.scanner.values[k]))),
+      f.tokens === undefined ? undefined : tokenCounts(f.tokens, (k) => (k === undefined ? undefined : f.scanner.values[k])),
     );
   }
 
@@ -795,12 +795,14 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
 /**
  * Token counts from the values at the mapping's paths (TOKEN_TYPES' order): a count is a non-negative
  * whole JSON number; anything else (absent, a string, an object) is no count. Undefined when there is none.
- * Both parse paths hand their values here: numbers and absence are the same values on both.
+ * Both parse paths hand their values here: numbers and absence are the same values on both. It runs for
+ * every line of a preset that maps tokens (the default one does), so it reads each slot in place rather
+ * than mapping the slots to a new array first.
  */
-function tokenCounts(values: readonly unknown[]): TokenCounts | undefined {
+function tokenCounts<S>(slots: readonly S[], value: (slot: S) => unknown): TokenCounts | undefined {
   let counts: TokenCounts | undefined;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
+  for (let i = 0; i < slots.length; i++) {
+    const v = value(slots[i] as S);
     if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) (counts ??= {})[TOKEN_TYPES[i] as TokenType] = v + 0; // -0 is 0
   }
   return counts;
