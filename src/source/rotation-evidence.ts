@@ -1,5 +1,6 @@
 // Telling apart what a rotation leaves beside a followed file: copies of content already read, and generations never read (the evidence rotation-recovery.ts acts on).
 import { constants as zlibConstants, gunzipSync } from 'node:zlib';
+import { isGzip } from './chunk-reader.js';
 import { FINGERPRINT_BYTES, identity, looksBinary, looksCompressed, sameStart, type KnownFiles } from './file-identity.js';
 import { nodeFs, type FollowerFs } from './follower-fs.js';
 import type { Followed } from './followed-file.js';
@@ -121,10 +122,6 @@ export function gunzipStart(head: Buffer): Buffer {
   } catch {
     return Buffer.alloc(0);
   }
-}
-
-function isGzip(head: Buffer): boolean {
-  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 
 export function generationsToRead(scan: GenerationScan, siblings: Sibling[], taken: (key: string) => boolean, known: KnownFiles): Generations {
