@@ -142,7 +142,8 @@ export function isFileHandle(x: FileHandle | Readable): x is FileHandle {
   return !(x instanceof Readable);
 }
 
-function isGzip(head: Buffer): boolean {
+/** Starts with gzip's magic bytes (recognised by content, not name). */
+export function isGzip(head: Buffer): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 

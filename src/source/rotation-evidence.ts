@@ -1,5 +1,6 @@
 // Telling apart what a rotation leaves beside a followed file: copies of content already read, and generations never read (the evidence rotation-recovery.ts acts on).
 import { constants as zlibConstants, gunzipSync } from 'node:zlib';
+import { isGzip } from './chunk-reader.js';
 import { FINGERPRINT_BYTES, identity, looksBinary, looksCompressed, sameStart, type KnownFiles } from './file-identity.js';
 import { nodeFs, type FollowerFs } from './follower-fs.js';
 import type { Followed } from './followed-file.js';
@@ -91,19 +92,6 @@ export interface Generations {
 }
 
 /**
- * Generations that were at a path only between two polls (several rotations in one poll). They are never
- * seen at the path, so they are told apart from other files by the rotation that moved them: the file the
- * path named before (`scan.anchor`, by identity or as a copy of its content) is found among the siblings,
- * and a generation is a sibling in its naming scheme (numbered `app.log.k`, dated `app.log-DATE`) that
- * is newer than it (numbered: `app.log.1 … app.log.(k-1)` when it is now `app.log.k`, whatever the depth)
- * or was written since the path was last seen. A file named otherwise (`app.log-canary`,
- * `app.log.count`) is never one, however recently written; with no anchor (the old file was deleted,
- * compressed or moved away) no generation can be told, and none is read. Also the unread end of a
- * generation read before (known by identity: a writer that kept writing after the rotation).
- * Generations must not be copies of content read, compressed, or `taken` (followed, or matched by a
- * pattern: the normal path reads those).
- */
-/**
  * Gzip generations written since the path was last seen and not told before (`known`): each may be a
  * generation compressed before any read, or a compressed copy of content read; its decompressed start
  * tells which (rotation recovery asks what was read).
@@ -123,10 +111,19 @@ export function gunzipStart(head: Buffer): Buffer {
   }
 }
 
-function isGzip(head: Buffer): boolean {
-  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
-}
-
+/**
+ * Generations that were at a path only between two polls (several rotations in one poll). They are never
+ * seen at the path, so they are told apart from other files by the rotation that moved them: the file the
+ * path named before (`scan.anchor`, by identity or as a copy of its content) is found among the siblings,
+ * and a generation is a sibling in its naming scheme (numbered `app.log.k`, dated `app.log-DATE`) that
+ * is newer than it (numbered: `app.log.1 … app.log.(k-1)` when it is now `app.log.k`, whatever the depth)
+ * or was written since the path was last seen. A file named otherwise (`app.log-canary`,
+ * `app.log.count`) is never one, however recently written; with no anchor (the old file was deleted,
+ * compressed or moved away) no generation can be told, and none is read. Also the unread end of a
+ * generation read before (known by identity: a writer that kept writing after the rotation).
+ * Generations must not be copies of content read, compressed, or `taken` (followed, or matched by a
+ * pattern: the normal path reads those).
+ */
 export function generationsToRead(scan: GenerationScan, siblings: Sibling[], taken: (key: string) => boolean, known: KnownFiles): Generations {
   const base = scan.family.base;
   const todo: Array<{ s: Sibling; from: number }> = [];

@@ -14,7 +14,7 @@ export const IDLE_VISIBILITY_MS = 750;
  * doubling per idle stat (1, 2, 4 … poll intervals) up to IDLE_VISIBILITY_MS, and never under one
  * interval (an interval of IDLE_VISIBILITY_MS or longer stats every file every poll, as before).
  */
-export function idleGapMs(idleStats: number, pollIntervalMs: number): number {
+function idleGapMs(idleStats: number, pollIntervalMs: number): number {
   return Math.max(pollIntervalMs, Math.min(IDLE_VISIBILITY_MS, pollIntervalMs * 2 ** Math.min(idleStats, 30)));
 }
 
