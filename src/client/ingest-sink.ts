@@ -5,10 +5,10 @@
 // hold the caller's exit), and the process's end flushes too (exit-hooks.ts). Everything lost is counted,
 // and warned about once.
 import { ANSWER_LIMIT_BYTES, cappedText } from './capped-body.js';
-import type { ClientMetrics } from './client-metrics.js';
+import type { ClientMetrics, RecordResult } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { Fetch } from './fetch-args.js';
-import { PendingRecords, settleWithin, type Flight, type RecordOutcome, type RecordSink } from './record-sink.js';
+import { PendingRecords, settleWithin, type Flight, type RecordSink } from './record-sink.js';
 
 export const INGEST_PATH = '/api/v1/ingest';
 
@@ -117,7 +117,7 @@ export class IngestSink implements RecordSink {
 
   private async send(flight: Flight, giveUp: AbortSignal): Promise<void> {
     const batch = flight.batch;
-    const settle = (result: RecordOutcome, n: number): void => this.records.outcome(flight, result, n);
+    const settle = (result: RecordResult, n: number): void => this.records.outcome(flight, result, n);
     try {
       const body = `${batch.join('\n')}\n`;
       for (let attempt = 1; ; attempt++) {
@@ -176,7 +176,7 @@ export class IngestSink implements RecordSink {
     this.warn('gave-up', `zero-plane client: ${this.url} did not take ${lost} records within closeTimeout (${this.opts.closeTimeoutMs} ms); dropped and counted in zero_plane_client_records_total`);
   }
 
-  private count(result: RecordOutcome, n: number): void {
+  private count(result: RecordResult, n: number): void {
     if (n > 0) this.metrics.records.inc(['ingest', result], n);
   }
 
