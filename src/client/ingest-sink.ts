@@ -135,7 +135,6 @@ export class IngestSink implements RecordSink {
             const answer = await cappedText(res, ANSWER_LIMIT_BYTES).then(readAnswer, () => undefined);
             settle('delivered', answer?.accepted ?? batch.length);
             settle('rejected', answer?.rejected ?? 0);
-            this.records.landed(flight);
             return;
           }
           const text = await cappedText(res, ANSWER_LIMIT_BYTES).catch(() => '');
@@ -151,7 +150,6 @@ export class IngestSink implements RecordSink {
         if (giveUp.aborted) return; // counted by giveUpNow()
         if (!retryable || attempt >= this.opts.maxAttempts) {
           settle('dropped', batch.length);
-          this.records.landed(flight);
           this.warn(
             `send:${retryable ? 'unreachable' : problem.slice(0, 8)}`,
             `zero-plane client: ${this.url} did not take ${batch.length} records (${problem}); dropped and counted in zero_plane_client_records_total`,
@@ -162,7 +160,7 @@ export class IngestSink implements RecordSink {
         if (giveUp.aborted) return;
       }
     } finally {
-      // Given up on (aborted): giveUpNow() counted it already.
+      // Every way out lands the flight once, here (given up on: giveUpNow() counted it already).
       this.records.landed(flight);
     }
   }
