@@ -36,8 +36,3 @@ export async function cappedText(res: Response, limitBytes: number): Promise<str
   }
   return Buffer.concat(chunks).toString('utf8');
 }
-
-/** Lets a response's body go unread without keeping its connection busy. */
-export function discardBody(res: Response): void {
-  res.body?.cancel().catch(() => undefined);
-}

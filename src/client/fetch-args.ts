@@ -58,11 +58,6 @@ export function urlOf(input: FetchInput): URL | undefined {
 /** Bodies larger than this are not parsed for their model (the label is then empty). */
 const MODEL_BODY_LIMIT = 1024 * 1024;
 
-/** The top-level `model` of a JSON body given as text or bytes; '' when there is none to read. */
-export function modelOf(init: RequestInit | undefined): string {
-  return requestFieldsOf(init).model;
-}
-
 /** The JSON body's `model` ('' when none) and whether it asks for a stream (`"stream": true`), read in one parse. */
 export function requestFieldsOf(init: RequestInit | undefined): { model: string; stream: boolean } {
   const none = { model: '', stream: false };

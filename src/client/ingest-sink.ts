@@ -5,10 +5,10 @@
 // hold the caller's exit), and the process's end flushes too (exit-hooks.ts). Everything lost is counted,
 // and warned about once.
 import { ANSWER_LIMIT_BYTES, cappedText } from './capped-body.js';
-import type { ClientMetrics } from './client-metrics.js';
+import type { ClientMetrics, RecordResult } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { Fetch } from './fetch-args.js';
-import { PendingRecords, settleWithin, type Flight, type RecordOutcome, type RecordSink } from './record-sink.js';
+import { PendingRecords, settleWithin, type Flight, type RecordSink } from './record-sink.js';
 
 export const INGEST_PATH = '/api/v1/ingest';
 
@@ -117,7 +117,7 @@ export class IngestSink implements RecordSink {
 
   private async send(flight: Flight, giveUp: AbortSignal): Promise<void> {
     const batch = flight.batch;
-    const settle = (result: RecordOutcome, n: number): void => this.records.outcome(flight, result, n);
+    const settle = (result: RecordResult, n: number): void => this.records.outcome(flight, result, n);
     try {
       const body = `${batch.join('\n')}\n`;
       for (let attempt = 1; ; attempt++) {
@@ -135,7 +135,6 @@ export class IngestSink implements RecordSink {
             const answer = await cappedText(res, ANSWER_LIMIT_BYTES).then(readAnswer, () => undefined);
             settle('delivered', answer?.accepted ?? batch.length);
             settle('rejected', answer?.rejected ?? 0);
-            this.records.landed(flight);
             return;
           }
           const text = await cappedText(res, ANSWER_LIMIT_BYTES).catch(() => '');
@@ -151,7 +150,6 @@ export class IngestSink implements RecordSink {
         if (giveUp.aborted) return; // counted by giveUpNow()
         if (!retryable || attempt >= this.opts.maxAttempts) {
           settle('dropped', batch.length);
-          this.records.landed(flight);
           this.warn(
             `send:${retryable ? 'unreachable' : problem.slice(0, 8)}`,
             `zero-plane client: ${this.url} did not take ${batch.length} records (${problem}); dropped and counted in zero_plane_client_records_total`,
@@ -162,7 +160,7 @@ export class IngestSink implements RecordSink {
         if (giveUp.aborted) return;
       }
     } finally {
-      // Given up on (aborted): giveUpNow() counted it already.
+      // Every way out lands the flight once, here (given up on: giveUpNow() counted it already).
       this.records.landed(flight);
     }
   }
@@ -176,7 +174,7 @@ export class IngestSink implements RecordSink {
     this.warn('gave-up', `zero-plane client: ${this.url} did not take ${lost} records within closeTimeout (${this.opts.closeTimeoutMs} ms); dropped and counted in zero_plane_client_records_total`);
   }
 
-  private count(result: RecordOutcome, n: number): void {
+  private count(result: RecordResult, n: number): void {
     if (n > 0) this.metrics.records.inc(['ingest', result], n);
   }
 

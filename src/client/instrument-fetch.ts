@@ -290,7 +290,7 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
   const instrumented: InstrumentedFetch = Object.assign(call, {
     families: (): readonly Family[] => [...sink.families(), ...metrics.families(), ...genAi.families()],
     beforeScrape: (): void => sink.beforeScrape?.(),
-    signals: (): WindowSignals | undefined => (sink instanceof LazyInProcess ? sink.signals() : undefined),
+    signals: (): WindowSignals | undefined => loading?.signals(),
     flush: (): Promise<void> => sink.flush(),
     close: async (): Promise<void> => {
       // Bodies still open are recorded with what is known, so their lines make the last batch.

@@ -1,5 +1,6 @@
 // Where an instrumented call's line goes. Each destination counts what it delivered and what it lost in
 // zero_plane_client_records_total; write() returns at once (the call it records is not held up).
+import type { RecordResult } from './client-metrics.js';
 import type { Family } from './exposition.js';
 
 export interface RecordSink {
@@ -52,8 +53,6 @@ export async function settleWithin(ms: number, busy: () => Promise<void> | undef
   }
 }
 
-export type RecordOutcome = 'delivered' | 'dropped' | 'rejected';
-
 /** A batch on its way until it is counted, so a give-up and a late outcome never both count it. */
 export interface Flight {
   readonly batch: readonly string[];
@@ -70,7 +69,7 @@ export class PendingRecords {
   private inFlight: Flight | undefined;
 
   constructor(
-    private readonly count: (outcome: RecordOutcome, n: number) => void,
+    private readonly count: (outcome: RecordResult, n: number) => void,
     private readonly showPending: (n: number) => void,
   ) {}
 
@@ -93,7 +92,7 @@ export class PendingRecords {
   }
 
   /** Counts n of the flight's lines by their outcome, unless a give-up has counted the flight already. */
-  outcome(flight: Flight, outcome: RecordOutcome, n: number): void {
+  outcome(flight: Flight, outcome: RecordResult, n: number): void {
     if (!flight.counted && n > 0) this.count(outcome, n);
   }
 
