@@ -3,7 +3,7 @@
 // the caller pulls), and looks at the bytes on the way. A stream (text/event-stream) is parsed as SSE,
 // line by line, keeping at most one short line: the time of the first `content_block_delta` (the first
 // text), the usage of `message_start` and of the last `message_delta`, the served model. A JSON body is
-// kept (as references to the chunks the caller also gets) up to a cap and parsed once it ends; past the
+// kept (as copies: the caller owns the chunks it gets and may reuse them) up to a cap and parsed once it ends; past the
 // cap only its first and last bytes are kept, and `model` and `usage` are read from them.
 
 /** Token usage as the Messages API reports it (input excludes the cache reads and writes). */
