@@ -2,7 +2,7 @@
 // line whether it is fed to an in-process pipeline, appended to a file `serve` follows, or pushed to an
 // exporter's /api/v1/ingest, so all three count it the same way.
 import type { Config } from '../config/schema.js';
-import { gatewayLogRecord } from '../loadgen/log-line.js';
+import { gatewayLogRecord, logMs } from '../loadgen/log-line.js';
 import { SignalClassifier } from '../signals/classify.js';
 import type { BodyFacts } from './response-observer.js';
 
@@ -35,12 +35,10 @@ export interface BodyLineFields {
   error_type?: string;
 }
 
-const ms = (v: number): number => Math.round(v * 1000) / 1000;
-
 export function bodyLineFields(body: BodyFacts, errorType: string): BodyLineFields {
   const out: BodyLineFields = {};
-  if (body.end !== 'unfinished') out.duration_ms = ms(body.durationMs);
-  if (body.firstEventMs !== undefined) out.first_event_ms = ms(body.firstEventMs);
+  if (body.end !== 'unfinished') out.duration_ms = logMs(body.durationMs);
+  if (body.firstEventMs !== undefined) out.first_event_ms = logMs(body.firstEventMs);
   if (body.stream) out.stream = true;
   const t = body.tokens;
   if (t !== undefined) out.tokens = { input: t.input, output: t.output, cache_read: t.cacheRead, cache_creation: t.cacheCreation };

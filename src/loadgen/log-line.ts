@@ -30,6 +30,9 @@ export interface GatewayLogRecord {
   request_headers: Record<string, string>;
 }
 
+/** Milliseconds as the log writes them: to the microsecond (three decimals). */
+export const logMs = (v: number): number => Math.round(v * 1000) / 1000;
+
 export function gatewayLogRecord(t: RoundTrip): GatewayLogRecord {
   const response: Record<string, string> = {};
   for (const [name, value] of Object.entries(t.responseHeaders)) {
@@ -38,7 +41,7 @@ export function gatewayLogRecord(t: RoundTrip): GatewayLogRecord {
   }
   return {
     ts: new Date(t.startedAtMs).toISOString(),
-    latency_ms: Math.round(t.latencyMs * 1000) / 1000,
+    latency_ms: logMs(t.latencyMs),
     status: t.status,
     model: t.model,
     route: t.route,
