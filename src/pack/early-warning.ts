@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
 import type { AlertSpec } from './conditions.js';
+import { pct } from './figures.js';
 import { by, on, own, type Grouping } from './grouping.js';
 import { ruleNames, type RecordingRule } from './recording-rules.js';
 
@@ -85,7 +86,6 @@ export function earlyWarningRules(config: Config, g: Grouping): RecordingRule[] 
   ];
 }
 
-const pct = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} %`;
 /** A difference of two ratios, in percentage points. */
 const points = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} points`;
 
