@@ -19,7 +19,7 @@ import { burnPairs, errorRatioThreshold, slos } from '../pack/slos.js';
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 /** The thresholds mixin/mixin.libsonnet takes from _config, by their _config names. */
-export interface MixinThresholds {
+interface MixinThresholds {
   baselineSeconds: number;
   tolerance: number;
   hitRateTarget: number;
@@ -32,7 +32,7 @@ export interface MixinThresholds {
   latencyObjective: number;
 }
 
-export function mixinThresholds(config: Config): MixinThresholds {
+function mixinThresholds(config: Config): MixinThresholds {
   return {
     baselineSeconds: config.signals.baselineSeconds,
     tolerance: config.signals.tolerance,

@@ -17,7 +17,7 @@ export const DRIFT_CREEPING_ALERT = 'ZeroPlaneP99DriftCreeping';
 /** Runbook order. */
 export const EARLY_WARNING_ALERT_NAMES = [WARMUP_SLIDING_ALERT, DRIFT_CREEPING_ALERT] as const;
 
-export interface EarlyWarningNames {
+interface EarlyWarningNames {
   /** `1h` */
   window: string;
   /** `7d` */
@@ -34,7 +34,7 @@ export interface EarlyWarningNames {
   bandwidthDemand: string;
 }
 
-export function earlyWarningNames(config: Config): EarlyWarningNames {
+function earlyWarningNames(config: Config): EarlyWarningNames {
   const e = config.pack.earlyWarning;
   const w = formatDuration(e.window);
   const r = `rate${w}`;
