@@ -38,18 +38,19 @@ function earlyWarningNames(config: Config): EarlyWarningNames {
   const e = config.pack.earlyWarning;
   const w = formatDuration(e.window);
   const r = `rate${w}`;
+  const baseline = formatDuration(e.baselineWindow);
   // In hours when whole (max24h, as the article says "24 h"), where formatDuration would say 1d.
   const capacity = config.pack.capacityWindow % 3_600_000 === 0 ? `${config.pack.capacityWindow / 3_600_000}h` : formatDuration(config.pack.capacityWindow);
   return {
     window: w,
-    baselineWindow: formatDuration(e.baselineWindow),
+    baselineWindow: baseline,
     capacityWindow: capacity,
     hitBucket: `zero_plane:request_duration_seconds_bucket:${r}`,
     hitCount: `zero_plane:request_duration_seconds_count:${r}`,
     drift: `zero_plane:p99_drift:ratio_${r}`,
     warmup: `zero_plane:warmup:${r}`,
     warmupEfficiency: `zero_plane:warmup_efficiency:ratio_${r}`,
-    warmupEfficiencyBaseline: `zero_plane:warmup_efficiency:ratio_rate${formatDuration(e.baselineWindow)}`,
+    warmupEfficiencyBaseline: `zero_plane:warmup_efficiency:ratio_rate${baseline}`,
     driftMax: `zero_plane:p99_drift:max${capacity}`,
     bandwidthDemand: `zero_plane:deterministic_bandwidth_demand:rate${formatDuration(config.pack.rateWindow)}`,
   };
