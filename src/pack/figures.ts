@@ -1,5 +1,11 @@
 // How the pack's alert texts write a configured figure: enough digits to read as configured (0.185 s is
-// "185 ms", not "185.00000000000003 ms"), and the unit after it.
+// "185 ms", not "185.00000000000003 ms"), and the unit after it. The mixin finds the figures by these
+// same digits (mixin/render-mixin.ts), so both print through msDigits and pctDigits.
 
-export const ms = (seconds: number) => `${Number((seconds * 1000).toPrecision(10))} ms`;
-export const pct = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} %`;
+/** Seconds as milliseconds, the digits only. */
+export const msDigits = (seconds: number) => String(Number((seconds * 1000).toPrecision(10)));
+/** A ratio as a percentage, the digits only. */
+export const pctDigits = (ratio: number) => String(Number((ratio * 100).toPrecision(10)));
+
+export const ms = (seconds: number) => `${msDigits(seconds)} ms`;
+export const pct = (ratio: number) => `${pctDigits(ratio)} %`;
