@@ -12,7 +12,7 @@
 import type { Config } from '../config/schema.js';
 import { dashboards } from '../dashboards/render-dashboards.js';
 import { thresholds } from '../metrics/buckets.js';
-import { msDigits, pctDigits } from '../pack/figures.js';
+import { msDigits, pct4Digits, pctDigits } from '../pack/figures.js';
 import { templateGrouping, TOKEN } from '../pack/grouping.js';
 import { ruleGroups } from '../pack/rules.js';
 import { burnPairs, errorRatioThreshold, slos } from '../pack/slos.js';
@@ -84,12 +84,12 @@ function thresholdValues(config: Config): Record<string, number> {
   return values;
 }
 
-/** How the generators print a number (String(), ms() and pct() of pack/figures.ts, alert-specs.ts's 4-digit pct4()). */
+/** How the generators print a number (String(), and the digits of pack/figures.ts). */
 const FORMATS: Record<string, (x: number) => string> = {
   plain: (x) => String(x),
   ms: msDigits,
   pct: pctDigits,
-  pct4: (x) => String(Number((x * 100).toPrecision(4))),
+  pct4: pct4Digits,
 };
 
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
