@@ -88,9 +88,14 @@ function mebibytes(bytes: number): string {
 /** The exporter container's command; its args are exporterArgs(). */
 export const EXPORTER_COMMAND = ['/bin/sh', '-c', EXPORTER_SUPERVISOR, 'zero-plane-exporter'];
 
+/** The label that selects the gateway Pods (Deployment, Services, PodDisruptionBudget, NetworkPolicy, PodMonitor). */
+const gatewaySelector = (config: Config) => ({ 'app.kubernetes.io/name': config.deploy.kubernetes.gatewayName });
+/** The labels of the gateway's own objects: the common ones, named for the gateway. */
+const gatewayLabels = (config: Config) => ({ ...commonLabels(config, 'gateway'), ...gatewaySelector(config) });
+
 function deployment(config: Config): object {
   const k = config.deploy.kubernetes;
-  const selector = { 'app.kubernetes.io/name': k.gatewayName };
+  const selector = gatewaySelector(config);
   const locked = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
   const scope = gateScope(config);
   const p = k.probes;
@@ -98,12 +103,12 @@ function deployment(config: Config): object {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: k.gatewayName, labels: { ...commonLabels(config, 'gateway'), ...selector } },
+    metadata: { name: k.gatewayName, labels: gatewayLabels(config) },
     spec: {
       replicas: k.replicas,
       selector: { matchLabels: selector },
       template: {
-        metadata: { labels: { ...commonLabels(config, 'gateway'), ...selector }, annotations: { 'kubectl.kubernetes.io/default-container': 'nginx' } },
+        metadata: { labels: gatewayLabels(config), annotations: { 'kubectl.kubernetes.io/default-container': 'nginx' } },
         spec: {
           // The rotator signals nginx to reopen its log: the containers see each other's processes. The
           // exporter runs as a user of its own, so it can see them but not signal or trace them.
@@ -193,12 +198,12 @@ function deployment(config: Config): object {
 
 function services(config: Config): object[] {
   const k = config.deploy.kubernetes;
-  const selector = { 'app.kubernetes.io/name': k.gatewayName };
+  const selector = gatewaySelector(config);
   return [
     {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: k.gatewayName, labels: { ...commonLabels(config, 'gateway'), ...selector } },
+      metadata: { name: k.gatewayName, labels: gatewayLabels(config) },
       spec: { selector, ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
     },
     {
@@ -217,8 +222,8 @@ function podDisruptionBudget(config: Config): object {
   return {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
-    metadata: { name: k.gatewayName, labels: { ...commonLabels(config, 'gateway'), 'app.kubernetes.io/name': k.gatewayName } },
-    spec: { maxUnavailable: k.maxUnavailable, selector: { matchLabels: { 'app.kubernetes.io/name': k.gatewayName } } },
+    metadata: { name: k.gatewayName, labels: gatewayLabels(config) },
+    spec: { maxUnavailable: k.maxUnavailable, selector: { matchLabels: gatewaySelector(config) } },
   };
 }
 
@@ -233,9 +238,9 @@ function networkPolicy(config: Config): object {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: k.gatewayName, labels: { ...commonLabels(config, 'gateway'), 'app.kubernetes.io/name': k.gatewayName } },
+    metadata: { name: k.gatewayName, labels: gatewayLabels(config) },
     spec: {
-      podSelector: { matchLabels: { 'app.kubernetes.io/name': k.gatewayName } },
+      podSelector: { matchLabels: gatewaySelector(config) },
       policyTypes: ['Ingress'],
       ingress: [
         ...(n.gatewayIngress ? [{ ports: [{ port: 'http', protocol: 'TCP' }] }] : []),
@@ -265,7 +270,7 @@ function podMonitor(config: Config): object {
     kind: 'PodMonitor',
     metadata: { name: k.name, labels: prometheusSelectedLabels(config, 'metrics') },
     spec: {
-      selector: { matchLabels: { 'app.kubernetes.io/name': k.gatewayName } },
+      selector: { matchLabels: gatewaySelector(config) },
       podMetricsEndpoints: [
         {
           port: 'metrics',

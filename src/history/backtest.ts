@@ -34,7 +34,7 @@ export interface BacktestOptions {
 }
 
 /** The target labels an export writes unless told otherwise. */
-export const DEFAULT_TARGET_LABEL_NAMES: readonly string[] = ['job', 'instance'];
+const DEFAULT_TARGET_LABEL_NAMES: readonly string[] = ['job', 'instance'];
 
 /** The four signals (and the share above the ceiling) over the rate window at one step, as the recording rules have them. */
 export interface BacktestRow {

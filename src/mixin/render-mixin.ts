@@ -12,6 +12,7 @@
 import type { Config } from '../config/schema.js';
 import { dashboards } from '../dashboards/render-dashboards.js';
 import { thresholds } from '../metrics/buckets.js';
+import { msDigits, pct4Digits, pctDigits } from '../pack/figures.js';
 import { templateGrouping, TOKEN } from '../pack/grouping.js';
 import { ruleGroups } from '../pack/rules.js';
 import { burnPairs, errorRatioThreshold, slos } from '../pack/slos.js';
@@ -19,7 +20,7 @@ import { burnPairs, errorRatioThreshold, slos } from '../pack/slos.js';
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 /** The thresholds mixin/mixin.libsonnet takes from _config, by their _config names. */
-export interface MixinThresholds {
+interface MixinThresholds {
   baselineSeconds: number;
   tolerance: number;
   hitRateTarget: number;
@@ -32,7 +33,7 @@ export interface MixinThresholds {
   latencyObjective: number;
 }
 
-export function mixinThresholds(config: Config): MixinThresholds {
+function mixinThresholds(config: Config): MixinThresholds {
   return {
     baselineSeconds: config.signals.baselineSeconds,
     tolerance: config.signals.tolerance,
@@ -83,12 +84,12 @@ function thresholdValues(config: Config): Record<string, number> {
   return values;
 }
 
-/** How the generators print a number (String(), ms() and pct() of alert-specs.ts, its 4-digit pct4()). */
+/** How the generators print a number (String(), and the digits of pack/figures.ts). */
 const FORMATS: Record<string, (x: number) => string> = {
   plain: (x) => String(x),
-  ms: (x) => String(Number((x * 1000).toPrecision(10))),
-  pct: (x) => String(Number((x * 100).toPrecision(10))),
-  pct4: (x) => String(Number((x * 100).toPrecision(4))),
+  ms: msDigits,
+  pct: pctDigits,
+  pct4: pct4Digits,
 };
 
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
 import type { AlertSpec, Comparison, SignalName, SignalRef } from './conditions.js';
+import { ms, pct, pct4Digits } from './figures.js';
 import { by, on, own, type Grouping } from './grouping.js';
 import { ruleNames } from './recording-rules.js';
 import { burnPairs, errorRatioThreshold, exhaustion, slothLabels, slos, SLO_ALERTS } from './slos.js';
@@ -34,11 +35,9 @@ export type AlertName = (typeof ALERT_NAMES)[number] | (typeof MORE_ALERT_NAMES)
 /** Share of requests that may be slower than the ceiling while p99 still is not. */
 export const P99_TAIL = 0.01;
 
-const ms = (seconds: number) => `${Number((seconds * 1000).toPrecision(10))} ms`;
-const pct = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} %`;
 /** A burn factor or its error ratio in words: 4 digits (0.9333×, not 0.933333333333×). */
 const x = (factor: number) => `${Number(factor.toPrecision(4))}`;
-const pct4 = (ratio: number) => `${Number((ratio * 100).toPrecision(4))} %`;
+const pct4 = (ratio: number) => `${pct4Digits(ratio)} %`;
 
 export function alertSpecs(config: Config, g: Grouping): AlertSpec[] {
   const s = config.signals;

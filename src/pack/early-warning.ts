@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';
 import type { AlertSpec } from './conditions.js';
+import { pct } from './figures.js';
 import { by, on, own, type Grouping } from './grouping.js';
 import { ruleNames, type RecordingRule } from './recording-rules.js';
 
@@ -16,7 +17,7 @@ export const DRIFT_CREEPING_ALERT = 'ZeroPlaneP99DriftCreeping';
 /** Runbook order. */
 export const EARLY_WARNING_ALERT_NAMES = [WARMUP_SLIDING_ALERT, DRIFT_CREEPING_ALERT] as const;
 
-export interface EarlyWarningNames {
+interface EarlyWarningNames {
   /** `1h` */
   window: string;
   /** `7d` */
@@ -33,22 +34,23 @@ export interface EarlyWarningNames {
   bandwidthDemand: string;
 }
 
-export function earlyWarningNames(config: Config): EarlyWarningNames {
+function earlyWarningNames(config: Config): EarlyWarningNames {
   const e = config.pack.earlyWarning;
   const w = formatDuration(e.window);
   const r = `rate${w}`;
+  const baseline = formatDuration(e.baselineWindow);
   // In hours when whole (max24h, as the article says "24 h"), where formatDuration would say 1d.
   const capacity = config.pack.capacityWindow % 3_600_000 === 0 ? `${config.pack.capacityWindow / 3_600_000}h` : formatDuration(config.pack.capacityWindow);
   return {
     window: w,
-    baselineWindow: formatDuration(e.baselineWindow),
+    baselineWindow: baseline,
     capacityWindow: capacity,
     hitBucket: `zero_plane:request_duration_seconds_bucket:${r}`,
     hitCount: `zero_plane:request_duration_seconds_count:${r}`,
     drift: `zero_plane:p99_drift:ratio_${r}`,
     warmup: `zero_plane:warmup:${r}`,
     warmupEfficiency: `zero_plane:warmup_efficiency:ratio_${r}`,
-    warmupEfficiencyBaseline: `zero_plane:warmup_efficiency:ratio_rate${formatDuration(e.baselineWindow)}`,
+    warmupEfficiencyBaseline: `zero_plane:warmup_efficiency:ratio_rate${baseline}`,
     driftMax: `zero_plane:p99_drift:max${capacity}`,
     bandwidthDemand: `zero_plane:deterministic_bandwidth_demand:rate${formatDuration(config.pack.rateWindow)}`,
   };
@@ -85,7 +87,6 @@ export function earlyWarningRules(config: Config, g: Grouping): RecordingRule[] 
   ];
 }
 
-const pct = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} %`;
 /** A difference of two ratios, in percentage points. */
 const points = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} points`;
 

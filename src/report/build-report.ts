@@ -91,7 +91,7 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
 }
 
 /** Each group summarized as the whole input is (the same summarize), most requests first, ties by value. */
-export function reportGroups(groups: GroupedAggregates, config: Config): ReportGroup[] {
+function reportGroups(groups: GroupedAggregates, config: Config): ReportGroup[] {
   return groups
     .entries()
     .map(([value, agg]) => ({ value, ...summarize(agg, config.signals), warmupHits: agg.warmupHits, warmupMisses: agg.warmupMisses }))

@@ -162,7 +162,6 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
       .json({ error: reason === 'missing credentials' ? 'authentication required' : 'invalid credentials' });
   };
   // Answers held back (their timers), so a flood of refusals cannot hold more than maxHeldRefusals sockets.
-  let held = 0;
   const holds = new Set<NodeJS.Timeout>();
   const throttle = (req: Request, res: Response, reason: string, retryAfterMs: number): void => {
     checks.inc(['throttled']);
@@ -178,11 +177,9 @@ export function basicAuth(opts: BasicAuthOptions): BasicAuth {
     // in flight) otherwise gets thousands of answers a second, and on a small busy machine that work is
     // what a right password's check waits behind. Held, the same N sockets cost a few answers a second.
     const delay = Math.min(limits.refusalDelayMs, retryAfterMs);
-    if (delay <= 0 || held >= limits.maxHeldRefusals || closed) return answer();
-    held++;
+    if (delay <= 0 || holds.size >= limits.maxHeldRefusals || closed) return answer();
     const timer = setTimeout(() => {
       holds.delete(timer);
-      held--;
       answer();
     }, delay);
     holds.add(timer);

@@ -11,7 +11,7 @@ import type { RequestHandler, Response } from 'express';
  */
 export const GZIP_LEVEL = 1;
 /** Bodies below this are sent as they are: the gzip header and the CPU cost more than they save. */
-export const GZIP_MIN_BYTES = 1024;
+const GZIP_MIN_BYTES = 1024;
 
 /** Whether an Accept-Encoding header (RFC 9110 12.5.3) accepts gzip: `gzip` or `*` with a q-value above 0. */
 export function acceptsGzip(header: string | undefined): boolean {
