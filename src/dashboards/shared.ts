@@ -1,12 +1,14 @@
 // Small formatting helpers shared by the three dashboards.
 import type { Thresholds } from '../metrics/buckets.js';
+import { ms, pct } from '../pack/figures.js';
 import type { Step } from './panels.js';
+
+// The pack's figures (pack/figures.ts): the mixin finds the dashboards' thresholds by the same digits.
+export { ms, pct };
 
 /** Every dashboard carries these tags; the dashboard links list the others by the first one. */
 export const TAGS = ['zero-plane', 'generated'];
 
-export const ms = (seconds: number) => `${Number((seconds * 1000).toPrecision(10))} ms`;
-export const pct = (ratio: number) => `${Number((ratio * 100).toPrecision(10))} %`;
 
 /** "[175.75 ms, 194.25 ms] (baseline 185 ms ± 5 %)". */
 export function describeBand(t: Thresholds, tolerance: number): string {
