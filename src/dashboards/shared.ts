@@ -9,7 +9,6 @@ export { ms, pct };
 /** Every dashboard carries these tags; the dashboard links list the others by the first one. */
 export const TAGS = ['zero-plane', 'generated'];
 
-
 /** "[175.75 ms, 194.25 ms] (baseline 185 ms ± 5 %)". */
 export function describeBand(t: Thresholds, tolerance: number): string {
   return `[${ms(t.floor)}, ${ms(t.ceiling)}] (baseline ${ms(t.baseline)} ± ${pct(tolerance)})`;
