@@ -97,6 +97,8 @@ const fields = z
     tokensOutput: path,
     tokensCacheRead: path,
     tokensCacheCreation: path,
+    /** Where the record carries its prompt's hash (repeated questions: `repeats`); the preset's otherwise (default: prompt_hash). */
+    promptHash: path,
   })
   .strict();
 

@@ -24,6 +24,21 @@ export interface GatewayRecord {
   requestHeaders: Record<string, string> | undefined;
   /** Token counts by type, when the mapping reads them and the line carries at least one (tokenCounts()). */
   tokens?: TokenCounts | undefined;
+  /** The request's prompt hash, when the mapping reads one and the line carries one (promptHashOf()). */
+  promptHash?: string | undefined;
+}
+
+/**
+ * What a prompt hash is: 8 to 128 characters of hex, base64 or a `sha256:`-style prefix. Anything else (a
+ * prompt mapped by mistake, a gateway's "-") is no hash: a hash is kept in memory and shown as a label
+ * value, a prompt must never be (docs/contract.md §5).
+ */
+const PROMPT_HASH = /^[A-Za-z0-9_.:+/=-]{8,128}$/;
+
+/** A prompt hash from the value at the mapping's path, or undefined; one rule for both parse paths (a one-item list reads as its item on both). */
+export function promptHashOf(v: unknown): string | undefined {
+  const one = Array.isArray(v) && v.length === 1 ? (v[0] as unknown) : v;
+  return typeof one === 'string' && PROMPT_HASH.test(one) ? one : undefined;
 }
 
 export type TokenCounts = Partial<Record<TokenType, number>>;
@@ -122,6 +137,7 @@ export class RecordParser {
   private readonly cohort: Getter;
   /** The token count paths, by TOKEN_TYPES' order; undefined when the mapping has none. */
   private readonly tokens: readonly (Getter | undefined)[] | undefined;
+  private readonly promptHash: Getter | undefined;
   private readonly unit: number;
   /** An integer of NANOS_FROM or more is nanoseconds whatever the unit (Caddy's `duration_format nano`). */
   private readonly integerNanos: boolean;
@@ -153,6 +169,7 @@ export class RecordParser {
     this.route = compilePath(m.route);
     this.cohort = compilePath(m.cohort);
     this.tokens = m.tokens === undefined ? undefined : TOKEN_TYPES.map((t) => (m.tokens?.[t] === undefined ? undefined : compilePath(m.tokens[t])));
+    this.promptHash = m.promptHash === undefined ? undefined : compilePath(m.promptHash);
     this.unit = UNIT_SECONDS[m.latencyUnit];
     this.integerNanos = m.integerNanos === true;
     this.maxLatency = opts.maxLatencySeconds;
@@ -193,6 +210,7 @@ export class RecordParser {
       this.readResponse(obj),
       this.readRequest(obj),
       this.tokens === undefined ? undefined : tokenCounts(this.tokens, (get) => get?.(obj)),
+      this.promptHash === undefined ? undefined : promptHashOf(this.promptHash(obj)),
     );
   }
 
@@ -219,6 +237,7 @@ export class RecordParser {
       this.scannedHeaders(f, f.response),
       this.scannedHeaders(f, f.request),
       f.tokens === undefined ? undefined : tokenCounts(f.tokens, (k) => (k === undefined ? undefined : f.scanner.values[k])),
+      f.promptHash === undefined ? undefined : promptHashOf(this.scanned(f, f.promptHash)),
     );
   }
 
@@ -312,6 +331,7 @@ export class RecordParser {
     responseHeaders: Record<string, string> | undefined,
     requestHeaders: Record<string, string> | undefined,
     tokens: TokenCounts | undefined,
+    promptHash: string | undefined,
   ): ParseResult {
     if (typeof latency === 'string') return { ok: false, reason: latency };
     if (timeMs === null) return { ok: false, reason: 'bad_timestamp' };
@@ -327,6 +347,7 @@ export class RecordParser {
         responseHeaders: responseHeaders ?? {},
         requestHeaders,
         tokens,
+        promptHash,
       },
     };
   }
@@ -743,6 +764,8 @@ interface ScannedFields {
   request: ScannedHeaders;
   /** The token count slots, by TOKEN_TYPES' order; undefined when the mapping has none. */
   tokens: (number | undefined)[] | undefined;
+  /** The prompt hash's slot; undefined when the mapping reads none. */
+  promptHash: number | undefined;
 }
 
 /** The scanner for a mapping, or undefined when a key cannot be matched byte for byte (scannable()). */
@@ -764,6 +787,8 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
   const [model, route, cohort] = [m.model, m.route, m.cohort].map((p) => slot(p, true)) as [number, number, number];
   const latency = m.latency.map((p) => slot(p, false));
   const tokens = m.tokens === undefined ? undefined : TOKEN_TYPES.map((t) => (m.tokens?.[t] === undefined ? undefined : slot(m.tokens[t], false)));
+  // A list allowed, as for a header value: Caddy and Kong log a request header as a list of values.
+  const promptHash = m.promptHash === undefined ? undefined : slot(m.promptHash, true);
   const headerObjects: ScanLayout['headerObjects'][number][] = [];
   const side = (where: HeaderSource, wantedNames: readonly string[]): ScannedHeaders => {
     const split = splitNames(where, wantedNames);
@@ -789,7 +814,7 @@ function scannedFields(m: Mapping, opts: RecordParserOptions): ScannedFields | u
   for (const s of [response, request]) {
     if (s.group !== undefined) s.slots = [...s.names.slice(0, s.names.length - s.mappedSlots.length).map((_, i) => (scanner.headerBase[s.group as number] as number) + i), ...s.mappedSlots];
   }
-  return { scanner, time, latency, status, model, route, cohort, response, request, tokens };
+  return { scanner, time, latency, status, model, route, cohort, response, request, tokens, promptHash };
 }
 
 /**

@@ -54,6 +54,8 @@ export interface Mapping {
   hexEscapes?: boolean | undefined;
   /** Where a gateway that logs token usage keeps each count (dotted paths); none = no token counts. */
   tokens?: TokenPaths | undefined;
+  /** Where the record carries a hash of its request's prompt (a dotted path: promptHashOf() says what one is); none = not read. */
+  promptHash?: string | undefined;
 }
 
 /** The token counts a record may carry, by the `type` label of zero_plane_tokens_total. */
@@ -78,6 +80,7 @@ export const PRESETS: Record<PresetName, Mapping> = {
     requestHeaders: { path: 'request_headers' },
     // What zero-plane-exporter/client writes when it observed the body (client/call-record.ts).
     tokens: { input: 'tokens.input', output: 'tokens.output', cache_read: 'tokens.cache_read', cache_creation: 'tokens.cache_creation' },
+    promptHash: 'prompt_hash',
   },
   // nginx `escape=json`: variables logged under their own names, times in seconds. The upstream's time
   // when there was one; a request nginx answered itself (a limit_req 429) has none, so its request time.
@@ -231,7 +234,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export interface InputOptions {
   preset: 'auto' | PresetName;
   /** Overrides of the preset's field paths. */
-  fields: Partial<Pick<Mapping, 'time' | 'latency' | 'status' | 'model' | 'route' | 'cohort'> & Record<TokenField, string>>;
+  fields: Partial<Pick<Mapping, 'time' | 'latency' | 'status' | 'model' | 'route' | 'cohort'> & Record<TokenField | 'promptHash', string>>;
   latencyUnit: 'preset' | Mapping['latencyUnit'];
   latencyList: 'last' | 'sum';
   responseHeaders: HeaderSource;
@@ -258,6 +261,7 @@ export function mappingFor(input: InputOptions, preset: PresetName): Mapping {
   const tokenPaths = Object.entries({ input: tokensInput, output: tokensOutput, cache_read: tokensCacheRead, cache_creation: tokensCacheCreation }).filter(([, path]) => path !== undefined);
   return {
     ...base,
+    // input.fields.promptHash comes in `fields`: it replaces the preset's path (docs/input.md, repeated questions).
     ...fields,
     // A path given for any token count replaces the preset's: the gateway's log is laid out its own way.
     tokens: tokenPaths.length > 0 ? (Object.fromEntries(tokenPaths) as TokenPaths) : base.tokens,
