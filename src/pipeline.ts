@@ -17,6 +17,7 @@ import type { Envelope } from './source/envelope.js';
 import type { LineSink, Stream } from './source/line-sink.js';
 import { Aggregate, type AggregateState } from './windows/aggregate.js';
 import { GroupedAggregates, type GroupLabel } from './windows/grouped-aggregates.js';
+import { RepeatedPrompts, type RepeatsState } from './windows/repeated-prompts.js';
 import { SlidingWindow, type Clock } from './windows/sliding-window.js';
 
 export interface PipelineOptions {
@@ -80,6 +81,8 @@ export interface PipelineState {
   groups?: [string, AggregateState][];
   /** Per source, its header watch (with keepWatchOutcomes). */
   headerWatches: [string, HeaderWatchState][];
+  /** The most repeated prompt hashes. */
+  repeats: RepeatsState;
 }
 
 /**
@@ -147,6 +150,8 @@ export class Pipeline implements LineSink {
   );
   /** Requests by status code (index), when keepTotals is set: `report` lists the most frequent. */
   readonly statusCodes: number[] | undefined;
+  /** The most repeated prompts (records that carry a prompt hash), with their cached answers: repeats.k hashes at most. */
+  readonly repeats: RepeatedPrompts;
   private readonly classifier: SignalClassifier;
   private readonly clock: Clock;
   private readonly delayProfileHeader: string;
@@ -201,6 +206,7 @@ export class Pipeline implements LineSink {
     this.total = opts.keepTotals ? new Aggregate(config.window.quantileRelativeAccuracy) : undefined;
     this.groups = opts.keepTotals && opts.groupBy !== undefined ? new GroupedAggregates(opts.groupBy, config.window.quantileRelativeAccuracy) : undefined;
     this.statusCodes = opts.keepTotals ? new Array<number>(STATUS_CODES).fill(0) : undefined;
+    this.repeats = new RepeatedPrompts(config.repeats.k);
     this.delayProfileHeader = config.headers.delayProfile.name.toLowerCase();
     this.countersOnly = opts.countersOnly === true;
     this.hold = opts.hold;
@@ -418,6 +424,7 @@ export class Pipeline implements LineSink {
     }
 
     if (this.countersOnly) return;
+    if (r.promptHash !== undefined) this.repeats.add(r.promptHash, s.cached);
     if (this.total === undefined) this.window.add(s, r.latencySeconds, r.timeMs);
     else {
       this.total.add(s, r.latencySeconds);
@@ -517,6 +524,7 @@ export class Pipeline implements LineSink {
       statusCodes: codes,
       watches: this.inputs.outcomes(),
       headerWatches: this.inputs.headerStates(),
+      repeats: this.repeats.state(),
       ...(this.groups === undefined ? {} : { groups: this.groups.state() }),
     };
   }
@@ -531,6 +539,7 @@ export class Pipeline implements LineSink {
     mergeMetricsState(this.metrics, later.metrics);
     this.total.mergeState(later.total);
     if (this.groups !== undefined) this.groups.mergeState(later.groups ?? []);
+    this.repeats.mergeState(later.repeats);
     const codes = this.statusCodes as number[];
     for (const [code, n] of later.statusCodes) codes[code] = (codes[code] as number) + n;
     // A source's last-record gauge may exist only now: pick it up, so the next line sees the merged value.

@@ -19,6 +19,8 @@ import { parseListenAddress } from '../config/listen-address.js';
 import { rateLimit } from '../server/rate-limit.js';
 import { systemdListenFds, SystemdSocketError } from '../server/systemd-socket.js';
 import { landingRouter } from '../landing/landing-router.js';
+import { RepeatGauges } from '../metrics/repeat-gauges.js';
+import { repeatsRouter } from '../server/repeats-router.js';
 import { SignalHistory } from '../landing/signal-history.js';
 import type { Logger } from '../server/logger.js';
 import type { WebConfig } from '../server/web-config.js';
@@ -215,6 +217,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events, undefined, config.input.envelope) : undefined;
   const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
   const scrapes = scrapeCounter();
+  const repeatGauges = new RepeatGauges(pipeline.repeats, config.repeats.top);
   const registry = buildRegistry(
     [
       ...pipeline.metrics.families(),
@@ -227,6 +230,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       ...gate.families(),
       ...(checkpointer?.families() ?? []),
       ...(auth === undefined ? [] : [auth.checks]),
+      ...repeatGauges.families(),
       scrapes,
     ],
     VERSION,
@@ -247,6 +251,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       gate.refresh();
       gauges.refresh();
       followerGauges?.refresh();
+      repeatGauges.refresh();
     },
     ready: () => ready,
     // Restored counters are held back until the lines after the checkpoint are counted again (a scrape
@@ -274,6 +279,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         sink: pipeline,
         log,
       }),
+      repeatsRouter({ repeats: pipeline.repeats, top: config.repeats.top, sinceMs: Date.now() }),
     ],
     landing: landingRouter({
       config,

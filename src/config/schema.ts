@@ -212,6 +212,17 @@ export const metricsSchema = z
   })
   .strict();
 
+/** Repeated questions: the top-k of prompt hashes (windows/repeated-prompts.ts), shown by `report`, `serve` and /api/v1/repeats. */
+export const repeatsSchema = z
+  .object({
+    /** Hashes kept (Space-Saving counters): memory is bounded by this, whatever the number of distinct prompts. */
+    k: z.number().int().min(10).max(100_000).default(1000),
+    /** Hashes shown: `report`, the zero_plane_repeated_prompt_requests series, /api/v1/repeats. */
+    top: z.number().int().min(1).max(100).default(10),
+  })
+  .strict()
+  .refine((r) => r.top <= r.k, { message: '`top` must not exceed `k`: only the k kept hashes can be shown', path: ['top'] });
+
 export const sourcesSchema = z
   .object({
     files: cappedArray(z.string().min(1), 'sources.files').default([]),
@@ -840,6 +851,7 @@ export const configSchema = z
     signals: signalsSchema.default(() => signalsSchema.parse({})),
     window: windowSchema.default(() => windowSchema.parse({})),
     metrics: metricsSchema.default(() => metricsSchema.parse({})),
+    repeats: repeatsSchema.default(() => repeatsSchema.parse({})),
     sources: sourcesSchema.default(() => sourcesSchema.parse({})),
     web: webSchema.default(() => webSchema.parse({})),
     gate: gateSchema.default(() => gateSchema.parse({})),

@@ -7,6 +7,7 @@ import type { GroupedAggregates, GroupLabel } from '../windows/grouped-aggregate
 import type { PresetName } from '../record/presets.js';
 import type { HeadersHint } from '../record/headers-hint.js';
 import { evaluateAlerts, p99Band, type AlertVerdict, type P99Band } from './alerts.js';
+import { repeatsSection, type ReportRepeats } from './repeats.js';
 
 /** Status codes listed in topStatusCodes at most. */
 export const TOP_STATUS_CODES = 10;
@@ -43,6 +44,8 @@ export interface Report extends SignalValues {
   groupBy?: GroupLabel;
   /** With `--by`: the same signals per value of that label, most requests first. */
   groups?: ReportGroup[];
+  /** The most repeated prompts, when some record carried a prompt hash (report/repeats.ts). */
+  repeats?: ReportRepeats;
 }
 
 /** One group of `report --by`: its label value ("" when the record had none, as the metric label is) and its signals. */
@@ -87,6 +90,7 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     thresholds: { ...thresholds(config.signals), hitRateTarget: config.signals.hitRateTarget, warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget },
     alerts: evaluateAlerts({ values, latency: m.duration, malformedOptIn: optInHeader.malformed, lines, parseErrors: parseErrorCount, warmupOutcomes: total.warmupHits + total.warmupMisses }, config),
     ...(pipeline.groups === undefined ? {} : { groupBy: pipeline.groups.label, groups: reportGroups(pipeline.groups, config) }),
+    ...repeatsSection(pipeline.repeats, config.repeats.top),
   };
 }
 

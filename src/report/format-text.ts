@@ -1,5 +1,6 @@
 // A short human summary of a Report: the four signals, each with its verdict, then what else was seen.
 import type { Report } from './build-report.js';
+import { repeatsText } from './repeats.js';
 
 const pct = (x: number | null, digits = 2) => (x === null ? 'n/a' : `${(x * 100).toFixed(digits)} %`);
 const ms = (x: number | null) => (x === null ? 'n/a' : `${(x * 1000).toFixed(2)} ms`);
@@ -54,6 +55,7 @@ export function formatText(r: Report): string {
     `alerts firing: ${firing.length ? firing.join(', ') : 'none'}`,
     '',
     ...groupRows(r),
+    ...repeatsText(r.repeats),
   ].join('\n');
 }
 
