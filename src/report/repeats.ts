@@ -17,7 +17,8 @@ export function repeatsText(r: ReportRepeats | undefined): string[] {
   const share = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)} %`);
   // An inexact count (a hash kept after others were let go) is shown as its bounds.
   const rows = r.top.map(
-    (t) => `${String(t.rank).padStart(3)}  ${t.hash.padEnd(34)}${(t.error > 0 ? `${t.count - t.error}–${t.count}` : String(t.count)).padStart(10)}  cached ${share(t.cachedShare)}`,
+    (t) => `${String(t.rank).padStart(4)} ${t.hash.padEnd(34)}${(t.error > 0 ? `${t.count - t.error}–${t.count}` : String(t.count)).padStart(10)}  ${share(t.cachedShare).padStart(7)}`,
   );
-  return [`repeated prompts: ${r.requests} requests with a prompt hash, ${share(r.cachedShare)} cached; top ${r.top.length}:`, ...rows, ''];
+  const header = `${'rank'.padStart(4)} ${'prompt hash'.padEnd(34)}${'requests'.padStart(10)}  ${'cached'.padStart(7)}`;
+  return [`repeated prompts: ${r.requests} requests with a prompt hash, ${share(r.cachedShare)} cached; top ${r.top.length}:`, header, ...rows, ''];
 }
