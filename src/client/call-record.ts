@@ -18,6 +18,8 @@ export interface CallFacts {
   responseHeaders: Headers;
   /** What the body said (response-observer.ts); undefined when it was not observed. */
   body?: BodyFacts | undefined;
+  /** The normalized prompt's hash (prompt-hash.ts), with the promptHash option: the default preset reads `prompt_hash`. */
+  promptHash?: string | undefined;
 }
 
 /**
@@ -80,7 +82,7 @@ export class CallRecorder {
       optIn: call.optIn,
       optInHeader: this.optInHeader,
     });
-    const record = { ...base, response_headers: { ...base.response_headers, ...absent } };
+    const record = { ...base, response_headers: { ...base.response_headers, ...absent }, ...(call.promptHash === undefined ? {} : { prompt_hash: call.promptHash }) };
     return JSON.stringify(call.body === undefined ? record : { ...record, ...bodyLineFields(call.body, errorType) });
   }
 }

@@ -17,6 +17,7 @@ import { IngestSink } from './ingest-sink.js';
 import { drainAtExit, type Drainable } from './exit-hooks.js';
 import { LogFileSink } from './log-file-sink.js';
 import { OptInGuard, OptInHeaderError, type GuardVerdict } from './opt-in-guard.js';
+import { PromptHasher } from './prompt-hash.js';
 import { clientConfig, defaultWarn, durationOption, parseOptions, warnOption, type ConfigInput } from './options.js';
 import { warnOnce, type RecordSink } from './record-sink.js';
 import type { WindowSignals } from './window-signals.js';
@@ -57,6 +58,16 @@ const bodyOptions = z.union([
   }),
 ]);
 
+const promptHashOptions = z.union([
+  z.boolean(),
+  z.strictObject({
+    header: z.union([z.boolean(), z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name such as x-prompt-hash')]).default(false),
+    key: z.string().min(1).optional(),
+  }),
+]);
+/** The request header a gateway logs the hash from, with `header: true`. */
+const PROMPT_HASH_HEADER = 'x-prompt-hash';
+
 const instrumentOptions = z.strictObject({
   optIn: z.enum(['report', 'repair', 'reject']).default('report'),
   // prefault: an absent option is parsed as {}, so each default is written once, on its own key above.
@@ -68,6 +79,7 @@ const instrumentOptions = z.strictObject({
   closeTimeout: durationOption.default(5_000),
   handleSignals: z.boolean().default(false),
   warn: warnOption.optional(),
+  promptHash: promptHashOptions.default(false),
 });
 
 export type IngestOptions = z.input<typeof ingestOptions>;
@@ -114,6 +126,13 @@ export interface InstrumentOptions {
   handleSignals?: boolean;
   /** Where warnings go; default process.emitWarning (code ZERO_PLANE_CLIENT). */
   warn?: (message: string) => void;
+  /**
+   * Record a hash of each call's normalized prompt (`prompt_hash` on its line; prompt-hash.ts), for the
+   * repeated-questions report (docs/repeats.md); off by default. `header`: also send it as a request
+   * header a gateway can log (`true` = x-prompt-hash). `key`: an HMAC key, so a hash cannot be matched
+   * against guessed prompts. Warns once when two prompts differ only by what the normalization folds.
+   */
+  promptHash?: boolean | { header?: boolean | string; key?: string };
 }
 
 export interface InstrumentedFetch extends Fetch, MetricsSource {
@@ -146,6 +165,9 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
   const sink = createSink(o.to, config, fetch, metrics, once, o.closeTimeout);
   const loading = sink instanceof LazyInProcess ? sink : undefined;
   const cohort = o.cohort;
+  const ph = o.promptHash === false ? undefined : o.promptHash === true ? { header: false as const } : o.promptHash;
+  const prompts = ph === undefined ? undefined : new PromptHasher({ key: 'key' in ph ? ph.key : undefined, warn: once });
+  const promptHeader = ph?.header === true ? PROMPT_HASH_HEADER : ph?.header === false || ph === undefined ? undefined : ph.header.toLowerCase();
   const genAi = new GenAiMetrics({ provider: o.genAi.provider, labelValueLimit: config.metrics.labelValueLimit, labelValueMaxBytes: config.metrics.labelValueMaxBytes });
   const operations = new Map(Object.entries(o.genAi.operations));
   const observers = o.observeBodies === false ? undefined : new ResponseObservers(o.observeBodies.maxJsonBytes, o.observeBodies.maxWait);
@@ -188,6 +210,15 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
       metrics.instrumentationErrors.inc(['guard']);
       verdict = undefined;
       sendInit = init;
+    }
+    let promptHash: string | undefined;
+    if (prompts !== undefined) {
+      try {
+        promptHash = prompts.hashBody(sendInit?.body);
+        if (promptHash !== undefined && promptHeader !== undefined) sendInit = withHeader(input, sendInit, promptHeader, promptHash);
+      } catch {
+        metrics.instrumentationErrors.inc(['record']);
+      }
     }
 
     const startedAtMs = Date.now();
@@ -234,7 +265,7 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
       let line: string | undefined;
       try {
         const errorType = body === undefined ? '' : bodyErrorType(status, body);
-        line = recorder.line({ startedAtMs, latencyMs, status, model: request.model, route, cohort, optIn: verdict?.sent, responseHeaders: headers, body }, errorType);
+        line = recorder.line({ startedAtMs, latencyMs, status, model: request.model, route, cohort, optIn: verdict?.sent, responseHeaders: headers, body, promptHash }, errorType);
         const operation = operations.get(route);
         if (operation !== undefined && body !== undefined) {
           genAi.observe({
