@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const runs = Number(process.argv[2] ?? 15);
-const client = pathToFileURL(fileURLToPath(new URL('../dist/client/index.js', import.meta.url))).href;
+const client = pathToFileURL(fileURLToPath(new URL('../dist/client/bundle/index.js', import.meta.url))).href;
 const others = process.argv.slice(3).map((p) => pathToFileURL(resolve(p)).href);
 const probe = (target) =>
   `const t0 = performance.now(); ${target === null ? 'await import("node:os");' : `await import(${JSON.stringify(target)});`} ` +
