@@ -1,7 +1,8 @@
-// Import cost of zero-plane-exporter/client: wall time of `await import()` and RSS after it, each in a
-// fresh node, against a bare node doing the same with an empty module (same run, side by side). Other
-// builds' client entry points (another checkout's dist/client/index.js) may be named to compare; the
-// sides take turns run by run, so a change in the machine's load falls on all of them alike.
+// Import cost of zero-plane-exporter/client (dist/client/bundle/index.js, what package.json `exports`
+// give): wall time of `await import()` and RSS after it, each in a fresh node, against a bare node doing
+// the same with a builtin module (same run, side by side). Other builds' client entry points (another
+// checkout's dist/client/bundle/index.js, or an unbundled dist/client/index.js) may be named to compare;
+// the sides take turns run by run, so a change in the machine's load falls on all of them alike.
 // Usage: npm run build && node bench/client-import.mjs [runs=15] [other/dist/client/index.js ...]
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
