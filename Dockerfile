@@ -16,6 +16,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.json ./
 COPY bin bin
+COPY build build
 COPY src src
 COPY static static
 COPY alerts alerts

@@ -3,7 +3,7 @@
 // exporter's /api/v1/ingest, so all three count it the same way.
 import type { Config } from '../config/schema.js';
 import { gatewayLogRecord, logMs } from '../loadgen/log-line.js';
-import { SignalClassifier } from '../signals/classify.js';
+import { responseHeaderNames } from '../signals/header-names.js';
 import type { BodyFacts } from './response-observer.js';
 
 export interface CallFacts {
@@ -55,7 +55,7 @@ export class CallRecorder {
   private readonly optInHeader: string;
 
   constructor(headers: Config['headers']) {
-    this.responseHeaderNames = new SignalClassifier(headers).responseHeaderNames;
+    this.responseHeaderNames = responseHeaderNames(headers);
     this.optInHeader = headers.optIn.name.toLowerCase();
   }
 

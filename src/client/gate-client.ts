@@ -3,33 +3,49 @@
 // non-core AI call may go out now: not while the P0 pauses them, and, when the exporter cannot be reached
 // for longer than `staleAfter` (or says its own state is stale: no Alertmanager answers it), whatever the
 // failure policy says. Core calls are always allowed.
-import { z } from 'zod';
 import { CounterFamily, GaugeFamily } from '../metrics/families.js';
 import { ANSWER_LIMIT_BYTES, cappedText } from './capped-body.js';
 import type { Family, MetricsSource } from './exposition.js';
 import type { Fetch } from './fetch-args.js';
-import { defaultWarn, durationOption, fetchOption, parseOptions, warnOption } from './options.js';
+import { defaultWarn, OptionReader } from './options.js';
 import { warnOnce } from './record-sink.js';
 
 export const GATE_PATH = '/api/v1/gate';
 
-const gateOptions = z.strictObject({
+export interface GateClientOptions {
   /** The exporter's base URL (http://host:9185), or the full gate URL. */
-  url: z.url({ protocol: /^https?$/ }),
-  pollInterval: durationOption.default(5_000),
+  url: string;
+  /** Default 5 s. */
+  pollInterval?: number | string;
   /** Unreachable exporter: allow non-core calls (true, the default) or pause them (false). */
-  failOpen: z.boolean().default(true),
+  failOpen?: boolean;
   /** How long the last answer is trusted while polls fail; default 3 × pollInterval. */
-  staleAfter: durationOption.optional(),
+  staleAfter?: number | string;
   /** Per poll; default 2 s. */
-  timeout: durationOption.optional(),
+  timeout?: number | string;
   /** Request headers, e.g. Authorization for an exporter with basic auth. */
-  headers: z.record(z.string(), z.string()).optional(),
-  fetch: fetchOption.optional(),
-  warn: warnOption.optional(),
-});
+  headers?: Record<string, string>;
+  fetch?: Fetch;
+  warn?: (message: string) => void;
+}
 
-export type GateClientOptions = z.input<typeof gateOptions>;
+function parseGateOptions(input: GateClientOptions) {
+  const r = new OptionReader('gateClient');
+  const o = r.object(input, '', ['url', 'pollInterval', 'failOpen', 'staleAfter', 'timeout', 'headers', 'fetch', 'warn']) ?? {};
+  const parsed = {
+    url: r.httpUrl(o.url, 'url'),
+    pollInterval: r.duration(o.pollInterval, 'pollInterval', 5_000),
+    failOpen: r.boolean(o.failOpen, 'failOpen', true),
+    staleAfter: r.duration(o.staleAfter, 'staleAfter', undefined),
+    timeout: r.duration(o.timeout, 'timeout', undefined),
+    headers: r.stringRecord(o.headers, 'headers'),
+    fetch: r.func<Fetch>(o.fetch, 'fetch', 'a fetch function'),
+    warn: r.func<(message: string) => void>(o.warn, 'warn', 'a function (message: string) => void'),
+  };
+  r.done();
+  // done() threw unless the required ones were read.
+  return parsed as typeof parsed & { url: string; pollInterval: number; failOpen: boolean };
+}
 
 export type CallKind = 'core' | 'non-core';
 
@@ -57,8 +73,17 @@ export interface GateClient extends MetricsSource {
   close(): void;
 }
 
-/** `stale: true`: the exporter itself cannot say (no Alertmanager answers it); its answer is no answer. */
-const gateAnswer = z.looseObject({ pauseNonCore: z.boolean(), since: z.string().nullable().optional(), stale: z.boolean().optional().catch(undefined) });
+/**
+ * The gate's answer, or undefined when it is not one. `stale: true`: the exporter itself cannot say (no
+ * Alertmanager answers it); its answer is no answer. Other fields are ignored (a newer exporter may add some).
+ */
+export function gateAnswer(json: unknown): { pauseNonCore: boolean; since: string | null; stale: boolean } | undefined {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  const { pauseNonCore, since, stale } = json as Record<string, unknown>;
+  if (typeof pauseNonCore !== 'boolean') return undefined;
+  if (since !== undefined && since !== null && typeof since !== 'string') return undefined;
+  return { pauseNonCore, since: since ?? null, stale: stale === true };
+}
 
 export function gateUrl(base: string): string {
   const url = new URL(base);
@@ -67,7 +92,7 @@ export function gateUrl(base: string): string {
 }
 
 export function gateClient(options: GateClientOptions): GateClient {
-  const o = parseOptions('gateClient', gateOptions, options);
+  const o = parseGateOptions(options);
   const url = gateUrl(o.url);
   const fetch: Fetch = o.fetch ?? globalThis.fetch;
   const pollMs = o.pollInterval;
@@ -100,13 +125,13 @@ export function gateClient(options: GateClientOptions): GateClient {
       // Capped: an endpoint streaming a big body costs a poll error (the failure policy then decides), not memory.
       const text = await cappedText(res, ANSWER_LIMIT_BYTES);
       if (!res.ok) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
-      const answer = gateAnswer.safeParse(JSON.parse(text));
-      if (!answer.success) throw new Error(`not a gate answer: ${text.slice(0, 200)}`);
+      const answer = gateAnswer(JSON.parse(text));
+      if (answer === undefined) throw new Error(`not a gate answer: ${text.slice(0, 200)}`);
       // Counted as a failed poll: after staleAfter of them the failure policy decides, as for an unreachable exporter.
-      if (answer.data.stale === true) throw new Error('the gate says its state is stale (no Alertmanager answers it)');
+      if (answer.stale) throw new Error('the gate says its state is stale (no Alertmanager answers it)');
       const wasReachable = state.reachable;
-      state.pauseNonCore = answer.data.pauseNonCore;
-      state.since = answer.data.since ?? null;
+      state.pauseNonCore = answer.pauseNonCore;
+      state.since = answer.since;
       state.reachable = true;
       state.lastAnswerAt = Date.now();
       polls.inc(['ok']);

@@ -1,7 +1,8 @@
 // The four signals inside the calling application: each call's line goes through the exporter's own
 // pipeline (record → signals → window and counters), so the families, the 5 m window and the arithmetic
 // are exactly those of `serve`, with no gateway and no exporter in between.
-import { inputSchema, type Config } from '../config/schema.js';
+import { defaultConfig, inputSchema, type Config } from '../config/schema.js';
+import type { ClientConfig } from './client-config.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { Pipeline } from '../pipeline.js';
 import { verdicts, type Verdicts as PipelineVerdicts } from '../landing/verdicts.js';
@@ -18,6 +19,15 @@ export const CLIENT_SOURCE = 'client';
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameShapes: [Same<SignalValues, PipelineSignalValues>, Same<Verdicts, PipelineVerdicts>] = [true, true];
 void sameShapes;
+
+/**
+ * The pipeline's whole Config from the sections the client reads (client-config.ts, checked with the
+ * schema's own rules when instrumentFetch() was called); the others, which the pipeline does not read,
+ * are the defaults.
+ */
+export function pipelineConfig(config: ClientConfig): Config {
+  return { ...defaultConfig(), ...config };
+}
 
 /**
  * The config the client's own lines are read with: the default preset and no envelope, whatever the

@@ -5,7 +5,8 @@ export { instrumentFetch, type InstrumentedFetch, type InstrumentOptions, type I
 export { gateClient, type GateClient, type GateClientOptions, type GateClientState, type CallKind, type GateReason } from './gate-client.js';
 export { metricsHandler, prometheusRegistry, metricsText, type MetricsSource } from './exposition.js';
 export { OptInHeaderError, type OptInAction } from './opt-in-guard.js';
-export { ClientOptionsError, type ConfigInput } from './options.js';
+export { ClientOptionsError } from './options.js';
+export type { ConfigInput } from './option-types.js';
 export type { WindowSignals, SignalValues, Verdicts, Verdict } from './window-signals.js';
 export type { Fetch } from './fetch-args.js';
 export type { OptInDefect } from '../signals/opt-in.js';

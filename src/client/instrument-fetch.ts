@@ -3,8 +3,6 @@
 // call's latency, status and response headers as a gateway log line, to an in-process pipeline, a log file
 // `serve` follows, or a running exporter's ingest endpoint. Apart from a repaired opt-in header it passes
 // the call through untouched, and nothing it does on its own account makes the call fail.
-import { z } from 'zod';
-import type { Config } from '../config/schema.js';
 import type { OptInDefect } from '../signals/opt-in.js';
 import { CallRecorder } from './call-record.js';
 import { ClientMetrics, streamRefusalReason, type Destination } from './client-metrics.js';
@@ -17,72 +15,18 @@ import { IngestSink } from './ingest-sink.js';
 import { drainAtExit, type Drainable } from './exit-hooks.js';
 import { LogFileSink } from './log-file-sink.js';
 import { OptInGuard, OptInHeaderError, type GuardVerdict } from './opt-in-guard.js';
+import type { ClientConfig } from './client-config.js';
 import { PromptHasher } from './prompt-hash.js';
-import { clientConfig, defaultWarn, durationOption, parseOptions, warnOption, type ConfigInput } from './options.js';
+import { parseInstrumentOptions, type ParsedDestination } from './instrument-options.js';
+import type { ConfigInput, IngestOptions, LogFileOptions } from './option-types.js';
+import { defaultWarn } from './options.js';
 import { warnOnce, type RecordSink } from './record-sink.js';
 import type { WindowSignals } from './window-signals.js';
 
-const ingestOptions = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }),
-  bearerToken: z.string().min(1).optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-  batchRecords: z.number().int().min(1).max(100_000).default(500),
-  flushInterval: durationOption.default(1_000),
-  maxPendingRecords: z.number().int().min(1).default(10_000),
-  maxAttempts: z.number().int().min(1).max(100).default(5),
-  timeout: durationOption.default(10_000),
-});
+export type { IngestOptions };
 
-const logFileOptions = z.strictObject({
-  logFile: z.string().min(1),
-  maxPendingRecords: z.number().int().min(1).default(10_000),
-});
-
-const operationName = z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/, 'a GenAI operation name such as chat or text_completion');
-const genAiOptions = z.strictObject({
-  provider: z
-    .string()
-    .regex(/^[a-z][a-z0-9_.]{0,63}$/, 'a gen_ai.provider.name such as anthropic or aws.bedrock')
-    .default('anthropic'),
-  operations: z.record(z.string().startsWith('/'), operationName).default({ '/v1/messages': 'chat', '/v1/complete': 'text_completion' }),
-});
-const bodyOptions = z.union([
-  z.literal(false),
-  z.strictObject({
-    maxJsonBytes: z
-      .number()
-      .int()
-      .min(0)
-      .default(1024 * 1024),
-    maxWait: durationOption.default(600_000),
-  }),
-]);
-
-const promptHashOptions = z.union([
-  z.boolean(),
-  z.strictObject({
-    header: z.union([z.boolean(), z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name such as x-prompt-hash')]).default(false),
-    key: z.string().min(1).optional(),
-  }),
-]);
-/** The request header a gateway logs the hash from, with `header: true`. */
+/** The request header a gateway logs the hash from, with `promptHash: { header: true }`. */
 const PROMPT_HASH_HEADER = 'x-prompt-hash';
-
-const instrumentOptions = z.strictObject({
-  optIn: z.enum(['report', 'repair', 'reject']).default('report'),
-  // prefault: an absent option is parsed as {}, so each default is written once, on its own key above.
-  genAi: genAiOptions.prefault({}),
-  observeBodies: bodyOptions.prefault({}),
-  to: z.union([z.literal('in-process'), logFileOptions, z.strictObject({ ingest: ingestOptions })]).default('in-process'),
-  config: z.unknown().optional(),
-  cohort: z.string().min(1).optional(),
-  closeTimeout: durationOption.default(5_000),
-  handleSignals: z.boolean().default(false),
-  warn: warnOption.optional(),
-  promptHash: promptHashOptions.default(false),
-});
-
-export type IngestOptions = z.input<typeof ingestOptions>;
 
 export interface InstrumentOptions {
   /**
@@ -96,8 +40,11 @@ export interface InstrumentOptions {
    * Where each call's line goes: `in-process` (the default; mount metricsHandler() to expose it), a log
    * file in the default gateway format that `serve` follows, or batches to an exporter's /api/v1/ingest.
    */
-  to?: 'in-process' | z.input<typeof logFileOptions> | { ingest: IngestOptions };
-  /** The exporter's config (the same keys as its YAML): header names, the opt-in value, window, thresholds, label limits. */
+  to?: 'in-process' | LogFileOptions | { ingest: IngestOptions };
+  /**
+   * The exporter's config (the same keys as its YAML): header names, the opt-in value, window, thresholds,
+   * label limits. Its other sections (input, web, pack…) are accepted and not read.
+   */
   config?: ConfigInput;
   /** The `cohort` label of every call (a canary deployment of the application, say); none by default. */
   cohort?: string;
@@ -154,8 +101,8 @@ export interface InstrumentedFetch extends Fetch, MetricsSource {
 
 export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): InstrumentedFetch {
   if (typeof fetch !== 'function') throw new TypeError('instrumentFetch: the first argument must be a fetch function (globalThis.fetch, or the one your HTTP client uses)');
-  const o = parseOptions('instrumentFetch', instrumentOptions, options);
-  const config = clientConfig('instrumentFetch', o.config as ConfigInput | undefined);
+  const o = parseInstrumentOptions(options);
+  const config = o.config;
   const warn = o.warn ?? defaultWarn;
   const once = warnOnce(warn);
   const destination: Destination = o.to === 'in-process' ? 'in-process' : 'logFile' in o.to ? 'log-file' : 'ingest';
@@ -346,14 +293,7 @@ function bodyErrorType(status: number, body: BodyFacts): string {
   return body.end === 'cancel' ? 'body_cancelled' : body.end === 'error' ? 'body_error' : '';
 }
 
-function createSink(
-  to: z.output<typeof instrumentOptions>['to'],
-  config: Config,
-  fetch: Fetch,
-  metrics: ClientMetrics,
-  warn: (key: string, message: string) => void,
-  closeTimeoutMs: number,
-): RecordSink {
+function createSink(to: ParsedDestination, config: ClientConfig, fetch: Fetch, metrics: ClientMetrics, warn: (key: string, message: string) => void, closeTimeoutMs: number): RecordSink {
   if (to === 'in-process') return new LazyInProcess(config, metrics, warn);
   if ('logFile' in to) return new LogFileSink({ path: to.logFile, maxPendingRecords: to.maxPendingRecords, closeTimeoutMs }, metrics, warn);
   const i = to.ingest;

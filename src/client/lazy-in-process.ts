@@ -1,10 +1,10 @@
 // The in-process destination, loaded when an instrumented fetch first needs it: the exporter's pipeline
 // (record parsing, the sliding window and its DDSketches, the verdicts) is most of what the client
-// weighs, and an application sending its records to a file or an exporter never uses it. The module is
+// weighs (with zod and the exporter's config schema), and an application sending its records to a file or an exporter never uses it. The module is
 // imported when instrumentFetch() is called with `to: 'in-process'`; lines recorded before it is there
 // wait in order and are counted the moment it is, and a call does not return before it is, so after
 // `await zpFetch(...)` the call is in signals() and on /metrics.
-import type { Config } from '../config/schema.js';
+import type { ClientConfig } from './client-config.js';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
 import type { InProcessSignals } from './in-process-signals.js';
@@ -19,13 +19,13 @@ export class LazyInProcess implements RecordSink {
   private queue: string[] = [];
 
   constructor(
-    config: Config,
+    config: ClientConfig,
     private readonly metrics: ClientMetrics,
     warn: (key: string, message: string) => void,
   ) {
     this.ready = import('./in-process-signals.js').then(
       (m) => {
-        const sink = new m.InProcessSignals(config, metrics);
+        const sink = new m.InProcessSignals(m.pipelineConfig(config), metrics);
         this.sink = sink;
         const queued = this.queue;
         this.queue = [];

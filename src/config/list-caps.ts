@@ -2,7 +2,8 @@
 // cannot make one key cost the exporter memory or a scrape its size: 20,000 histogram buckets were
 // accepted and 100 lines then made a 101 MB scrape. Each cap is far above any real use; the reasons
 // are in docs/config-limits.md.
-import { z } from 'zod';
+// zod's types only: the client reads LIST_CAPS without loading zod (client/client-config.ts).
+import type { z } from 'zod';
 
 export const LIST_CAPS = {
   // --config.file
@@ -35,7 +36,7 @@ export function overCap(key: CappedList): string {
 
 /** An array of `item` holding at most the cap of `key`. */
 export function cappedArray<T extends z.ZodType>(item: T, key: CappedList): z.ZodArray<T> {
-  return z.array(item).max(LIST_CAPS[key], overCap(key));
+  return item.array().max(LIST_CAPS[key], overCap(key));
 }
 
 /** Whether a record (a YAML map) is within the cap of `key`; for `.refine`. */

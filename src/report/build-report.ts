@@ -4,7 +4,7 @@ import { thresholds, type Thresholds } from '../metrics/buckets.js';
 import type { Pipeline } from '../pipeline.js';
 import { summarize, type SignalValues } from '../windows/summarize.js';
 import type { GroupedAggregates, GroupLabel } from '../windows/grouped-aggregates.js';
-import type { PresetName } from '../record/presets.js';
+import { TOKEN_TYPES, type PresetName, type TokenType } from '../record/presets.js';
 import type { HeadersHint } from '../record/headers-hint.js';
 import { evaluateAlerts, p99Band, type AlertVerdict, type P99Band } from './alerts.js';
 import { repeatsSection, type ReportRepeats } from './repeats.js';
@@ -40,12 +40,20 @@ export interface Report extends SignalValues {
   inputHeadersUnseen: (HeadersHint & { source: string; seenAfter: number | null })[];
   thresholds: Thresholds & { hitRateTarget: number; warmupEfficiencyTarget: number };
   alerts: AlertVerdict[];
+  /** Only when the input logged token usage (input.fields.tokens*, zero_plane_tokens_total): the tokens by type, overall and per model. */
+  tokens?: ReportTokens;
   /** With `--by`: the label grouped by. */
   groupBy?: GroupLabel;
   /** With `--by`: the same signals per value of that label, most requests first. */
   groups?: ReportGroup[];
   /** The most repeated prompts, when some record carried a prompt hash (report/repeats.ts). */
   repeats?: ReportRepeats;
+}
+
+/** zero_plane_tokens_total over the input: every type (0 when none logged), and by model label (bounded as the metric's). */
+export interface ReportTokens {
+  total: Record<TokenType, number>;
+  byModel: Record<string, Record<TokenType, number>>;
 }
 
 /** One group of `report --by`: its label value ("" when the record had none, as the metric label is) and its signals. */
@@ -89,9 +97,26 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     ),
     thresholds: { ...thresholds(config.signals), hitRateTarget: config.signals.hitRateTarget, warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget },
     alerts: evaluateAlerts({ values, latency: m.duration, malformedOptIn: optInHeader.malformed, lines, parseErrors: parseErrorCount, warmupOutcomes: total.warmupHits + total.warmupMisses }, config),
+    ...reportTokens(m.tokens.entries(), m.tokens.labelNames),
     ...(pipeline.groups === undefined ? {} : { groupBy: pipeline.groups.label, groups: reportGroups(pipeline.groups, config) }),
     ...repeatsSection(pipeline.repeats, config.repeats.top),
   };
+}
+
+/** The `tokens` key, or nothing when no record carried a token count (the key is additive: absent before). */
+function reportTokens(entries: [readonly string[], number][], labelNames: readonly string[]): { tokens?: ReportTokens } {
+  if (entries.length === 0) return {};
+  const [typeAt, modelAt] = [labelNames.indexOf('type'), labelNames.indexOf('model')];
+  const zero = (): Record<TokenType, number> => Object.fromEntries(TOKEN_TYPES.map((t) => [t, 0])) as Record<TokenType, number>;
+  const total = zero();
+  const byModel: Record<string, Record<TokenType, number>> = {};
+  for (const [labels, value] of entries) {
+    const type = labels[typeAt] as TokenType;
+    const model = labels[modelAt] as string;
+    total[type] += value;
+    (byModel[model] ??= zero())[type] += value;
+  }
+  return { tokens: { total, byModel: Object.fromEntries(Object.entries(byModel).sort(([a], [b]) => a.localeCompare(b))) } };
 }
 
 /** Each group summarized as the whole input is (the same summarize), most requests first, ties by value. */

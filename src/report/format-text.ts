@@ -51,6 +51,13 @@ export function formatText(r: Report): string {
     `status: ${counts(r.statusClasses)}; top codes: ${r.topStatusCodes.map((c) => `${c.code} ×${c.count}`).join(', ') || 'none'}`,
     `cached ${r.cachedCount}; downgrades: ${counts(r.downgrades)}`,
     `opt-in header: ${counts(r.optInHeader)}${r.optInHeader.malformed ? ` (defects: ${counts(r.optInDefects)})` : ''}`,
+    ...(r.tokens === undefined
+      ? []
+      : [
+          `tokens: ${Object.entries(r.tokens.total)
+            .map(([type, n]) => `${type} ${n}`)
+            .join(', ')} (${Object.keys(r.tokens.byModel).length} model${Object.keys(r.tokens.byModel).length === 1 ? '' : 's'})`,
+        ]),
     '',
     `alerts firing: ${firing.length ? firing.join(', ') : 'none'}`,
     '',

@@ -2,6 +2,7 @@
 import type { Config } from '../config/schema.js';
 import type { GatewayRecord } from '../record/parse-record.js';
 import { DelayProfileReader, type ThrottleMode, type WarmupOutcome } from './delay-profile.js';
+import { responseHeaderNames } from './header-names.js';
 import { classifyOptIn, type OptIn } from './opt-in.js';
 
 export interface Signals {
@@ -43,7 +44,7 @@ export class SignalClassifier {
 
   /** The response header names the record parser must extract. */
   get responseHeaderNames(): string[] {
-    return [this.layerId, this.delayProfile, this.cached, this.downgrade];
+    return responseHeaderNames(this.h);
   }
 
   get requestHeaderNames(): string[] {

@@ -30,6 +30,8 @@ beforeAll(() => {
 
 /** The server side's packages; none may be loaded by, or declared in, the client. */
 const SERVER_PACKAGES = ['express', '@grafana/grafana-foundation-sdk', 'bcryptjs', 'node-cron', 'yaml', 'uplot', '@lezer/lr', '@prometheus-io/lezer-promql', 'fast-glob'];
+/** What the in-process pipeline brings, loaded only for that destination. */
+const PIPELINE_PACKAGES = ['zod', '@datadog/sketches-js', 'structured-headers'];
 
 /** The package a node_modules path belongs to ("@scope/name" or "name"), or undefined outside node_modules. */
 function packageOf(path: string): string | undefined {
@@ -94,9 +96,12 @@ console.log('after-registry ' + JSON.stringify(cjs()));`;
     const afterImport = JSON.parse(lines.find((l) => l.startsWith('after-import '))!.slice(13)) as string[];
     const afterRegistry = JSON.parse(lines.find((l) => l.startsWith('after-registry '))!.slice(15)) as string[];
     const loaded = new Set([...esm, ...afterImport].map(packageOf).filter((p) => p !== undefined));
-    expect(esm.some((f) => f.endsWith(join('dist', 'client', 'index.js')))).toBe(true);
+    // The package's export is the bundle (build/bundle-client.mjs): one module and its shared chunk, not dist/'s files one by one.
+    const own = esm.filter((f) => f.startsWith(join(ROOT, 'dist')));
+    expect(own.map((f) => f.slice(ROOT.length))).toEqual(['dist/client/bundle/index.js', 'dist/client/bundle/chunk-duration.js']);
+    // No package at all: not the server side's, not zod (the options are checked by hand), not prom-client.
     expect([...loaded].filter((p) => SERVER_PACKAGES.includes(p))).toEqual([]);
-    expect(loaded.has('prom-client')).toBe(false);
+    expect([...loaded]).toEqual([]);
     expect(afterRegistry.map(packageOf)).toContain('prom-client');
   });
 
@@ -117,13 +122,14 @@ await zp.close();`;
       expect(r.status).toBe(0);
       return r.stdout.trim().split('\n');
     };
-    const heavy = (l: string): boolean => l.endsWith('/dist/pipeline.js') || l.includes('@datadog/sketches-js');
+    const heavy = (l: string): boolean => l.endsWith('/chunk-in-process-signals.js') || PIPELINE_PACKAGES.some((p) => l.includes(`/node_modules/${p}/`));
     const toFile = run(JSON.stringify({ logFile: join(app, 'calls.log') }));
     expect(toFile).toContain('requests none');
     expect(toFile.filter(heavy)).toEqual([]);
     const inProcess = run("'in-process'");
     expect(inProcess).toContain('requests 1');
-    expect(inProcess.some((l) => l.endsWith('/dist/pipeline.js'))).toBe(true);
+    expect(inProcess.some((l) => l.endsWith('/dist/client/bundle/chunk-in-process-signals.js'))).toBe(true);
+    expect(PIPELINE_PACKAGES.filter((p) => inProcess.some((l) => l.includes(`/node_modules/${p}/`)))).toEqual(PIPELINE_PACKAGES);
   });
 
   // Checking every declaration file (zod's, Node's) is ~9 CPU-seconds of type-checking, not a wait: on
@@ -156,8 +162,9 @@ export const registry = prometheusRegistry(zp);
     expect(files.some((f) => f.endsWith('dist/client/index.d.ts'))).toBe(true);
     const declared = new Set(files.map(packageOf).filter((p) => p !== undefined));
     expect([...declared].filter((p) => SERVER_PACKAGES.includes(p) || p === '@datadog/sketches-js')).toEqual([]);
-    // What the declarations do reach: the option schemas' and the Registry's types, and Node's (with the
-    // buffer package @types/node's Blob types resolve to here).
-    expect([...declared].filter((p) => !['typescript', '@types/node', 'undici-types', 'buffer'].includes(p)).sort()).toEqual(['prom-client', 'zod']);
+    // What the declarations do reach: the Registry's types, and Node's (with the buffer package @types/node's
+    // Blob types resolve to here); not zod, nor the exporter's config schema (the options are declared by hand).
+    expect([...declared].filter((p) => !['typescript', '@types/node', 'undici-types', 'buffer'].includes(p)).sort()).toEqual(['prom-client']);
+    expect(files.filter((f) => f.includes('/dist/config/'))).toEqual([]);
   });
 });
