@@ -525,6 +525,8 @@ export const packSchema = z
     earlyWarning: earlyWarningSchema.default(() => earlyWarningSchema.parse({})),
     /** zero_plane:p99_drift:max<window> and the deterministic bandwidth demand: the maximum of p99 drift over this window. */
     capacityWindow: duration.default(86_400_000),
+    /** zero_plane_cohort:p99_drift:stddev_over_time<window>: the σ of each cohort's 5 m p99 drift over this window. */
+    dispersionWindow: duration.default(3_600_000),
   })
   .strict();
 
