@@ -4,6 +4,7 @@ import { thresholds, type Thresholds } from '../metrics/buckets.js';
 import type { Pipeline } from '../pipeline.js';
 import { summarize, type SignalValues } from '../windows/summarize.js';
 import type { GroupedAggregates, GroupLabel } from '../windows/grouped-aggregates.js';
+import type { CapacityFigure } from '../windows/capacity-windows.js';
 import type { PresetName } from '../record/presets.js';
 import type { HeadersHint } from '../record/headers-hint.js';
 import { evaluateAlerts, p99Band, type AlertVerdict, type P99Band } from './alerts.js';
@@ -39,6 +40,8 @@ export interface Report extends SignalValues {
   inputHeadersUnseen: (HeadersHint & { source: string; seenAfter: number | null })[];
   thresholds: Thresholds & { hitRateTarget: number; warmupEfficiencyTarget: number };
   alerts: AlertVerdict[];
+  /** The deterministic bandwidth demand over the whole input (docs/cli.md "Capacity in report"). */
+  capacity: CapacityFigure;
   /** With `--by`: the label grouped by. */
   groupBy?: GroupLabel;
   /** With `--by`: the same signals per value of that label, most requests first. */
@@ -86,6 +89,7 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     ),
     thresholds: { ...thresholds(config.signals), hitRateTarget: config.signals.hitRateTarget, warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget },
     alerts: evaluateAlerts({ values, latency: m.duration, malformedOptIn: optInHeader.malformed, lines, parseErrors: parseErrorCount, warmupOutcomes: total.warmupHits + total.warmupMisses }, config),
+    capacity: (pipeline.capacity as NonNullable<Pipeline['capacity']>).figure(config.signals.baselineSeconds, config.alerts.minRequests),
     ...(pipeline.groups === undefined ? {} : { groupBy: pipeline.groups.label, groups: reportGroups(pipeline.groups, config) }),
   };
 }
