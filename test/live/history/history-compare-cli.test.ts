@@ -1,10 +1,11 @@
 // `compare` as users run it (the built CLI, a child process): exit 0 with a verdict and without one
 // (no verdict is an answer, not an error), exit 2 with a clear message for selectors it cannot use, the
-// same output for the same seed, and stdin as the input.
-import { writeFileSync } from 'node:fs';
+// same output for the same seed, stdin as the input, and SIGINT while it waits on a FIFO: 130, nothing printed.
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../helpers/cli-process.js';
+import { BIN, runCli } from '../../helpers/cli-process.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { createRng, standardNormal } from '../../../src/simulate/random.js';
 
@@ -74,5 +75,28 @@ describe('compare (CLI)', () => {
     const window = runCli(['compare', '--a', 'cohort=stable', '--b', 'cohort=canary', '--window', '90ms', file]);
     expect(window.code).toBe(2);
     expect(window.stderr).toMatch(/--window: "90ms" is not a duration/);
+  });
+
+  it('SIGINT while it waits on a FIFO whose writer stays open: exit 130 at once, nothing printed', async () => {
+    const fifo = join(dir, 'compare.fifo');
+    const made = spawnSync('mkfifo', [fifo]);
+    expect(made.status, String(made.stderr)).toBe(0);
+    const child = spawn(process.execPath, [BIN, 'compare', '--a', 'cohort=stable', '--b', 'cohort=canary', fifo], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const ended = new Promise<number | null>((resolve) => child.once('exit', (code, sig) => resolve(code ?? (sig === 'SIGINT' ? 130 : null))));
+    // Blocks until compare opens the FIFO, and returns once it has read all but a pipe buffer (the log is ~1.5 MB).
+    const w = openSync(fifo, 'w');
+    try {
+      writeFileSync(w, log({ stable: 3, canary: 8 }));
+      child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await ended;
+      clearTimeout(timer);
+      expect(code).toBe(130);
+      expect(stdout).toBe('');
+    } finally {
+      closeSync(w);
+    }
   });
 });
