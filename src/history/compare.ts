@@ -122,6 +122,9 @@ export const COMPARE_METHOD =
 /** Each of the two deciding intervals' confidence: together they hold `confidence` (Bonferroni). */
 export const intervalConfidence = (confidence: number) => 1 - (1 - confidence) / 2;
 
+/** Values of each selector label kept for that message. */
+const SEEN_VALUES = 20;
+
 interface Collector {
   selector: Selector | undefined;
   current: Aggregate;
@@ -138,6 +141,9 @@ export async function compareGroups(config: Config, input: CompareInput, o: Comp
   const a = collector(input.kind === 'selectors' ? input.a : undefined);
   const b = collector(input.kind === 'selectors' ? input.b : undefined);
   let overlap = 0;
+  /** The values of the selectors' labels seen (a few each), to name them when a selector matches nothing. */
+  const seen = new Map<GroupLabel, Set<string>>();
+  if (input.kind === 'selectors') for (const s of [...input.a, ...input.b]) seen.set(s.label, new Set());
 
   const run = async (files: string[], groups: Collector[]) => {
     const close = (timeMs: number) => {
@@ -165,6 +171,7 @@ export async function compareGroups(config: Config, input: CompareInput, o: Comp
         interrupt: o.interrupt,
         maxSpanMs: o.maxSpanMs,
         onRecord: (r) => {
+          for (const [label, values] of seen) if (values.size < SEEN_VALUES) values.add(r[label]);
           let matched = 0;
           for (const g of groups) {
             if (g.selector !== undefined && !matches(g.selector, r)) continue;
@@ -188,8 +195,16 @@ export async function compareGroups(config: Config, input: CompareInput, o: Comp
       ['--a', a],
       ['--b', b],
     ] as const) {
-      if (g.requests === 0 && inputs[0] !== undefined && inputs[0].records > 0)
-        throw new CompareUsageError(`${flag} ${selectorText(g.selector ?? [])} matches no record of the input (${inputs[0].records} records)`);
+      if (g.requests === 0 && inputs[0] !== undefined && inputs[0].records > 0) {
+        const values = [...seen].map(
+          ([label, v]) =>
+            `${label} ${[...v]
+              .sort()
+              .map((x) => (x === '' ? '(none)' : x))
+              .join(', ')}${v.size >= SEEN_VALUES ? ', …' : ''}`,
+        );
+        throw new CompareUsageError(`${flag} ${selectorText(g.selector ?? [])} matches no record of the input (${inputs[0].records} records; values seen: ${values.join('; ')})`);
+      }
     }
   }
 

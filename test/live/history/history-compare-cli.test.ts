@@ -65,7 +65,7 @@ describe('compare (CLI)', () => {
     const r = runCli(['compare', '--a', 'cohort=stable', '--b', 'cohort=canry', file]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/--b cohort=canry matches no record of the input \(6000 records\)/);
+    expect(r.stderr).toMatch(/--b cohort=canry matches no record of the input \(6000 records; values seen: cohort canary, stable\)/);
   });
 
   it('exits 2 on a selector that is not LABEL=VALUE, and on a bad --window', () => {
