@@ -16,6 +16,7 @@ import type { OptIn } from './signals/opt-in.js';
 import type { Envelope } from './source/envelope.js';
 import type { LineSink, Stream } from './source/line-sink.js';
 import { Aggregate, type AggregateState } from './windows/aggregate.js';
+import { CapacityWindows, type CapacityWindowsState } from './windows/capacity-windows.js';
 import { GroupedAggregates, type GroupLabel } from './windows/grouped-aggregates.js';
 import { RepeatedPrompts, type RepeatsState } from './windows/repeated-prompts.js';
 import { SlidingWindow, type Clock } from './windows/sliding-window.js';
@@ -79,6 +80,7 @@ export interface PipelineState {
   watches: [string, WatchOutcome[]][];
   /** Per group value, with groupBy. */
   groups?: [string, AggregateState][];
+  capacity: CapacityWindowsState;
   /** Per source, its header watch (with keepWatchOutcomes). */
   headerWatches: [string, HeaderWatchState][];
   /** The most repeated prompt hashes. */
@@ -118,6 +120,8 @@ export class Pipeline implements LineSink {
   readonly total: Aggregate | undefined;
   /** Per value of the groupBy label (after its label limiter), when keepTotals and groupBy are set. */
   readonly groups: GroupedAggregates | undefined;
+  /** Per window of record time, when keepTotals is set: `report`'s capacity figure. */
+  readonly capacity: CapacityWindows | undefined;
   /**
    * zero_plane_exporter_input_info{source,preset}: 1 for each preset a stream of the source (a followed
    * file, the latest ingest body) is read with now, 0 for one it no longer is.
@@ -207,6 +211,7 @@ export class Pipeline implements LineSink {
     this.groups = opts.keepTotals && opts.groupBy !== undefined ? new GroupedAggregates(opts.groupBy, config.window.quantileRelativeAccuracy) : undefined;
     this.statusCodes = opts.keepTotals ? new Array<number>(STATUS_CODES).fill(0) : undefined;
     this.repeats = new RepeatedPrompts(config.repeats.k);
+    this.capacity = opts.keepTotals ? new CapacityWindows(config.pack.rateWindow, histogramBuckets(config)) : undefined;
     this.delayProfileHeader = config.headers.delayProfile.name.toLowerCase();
     this.countersOnly = opts.countersOnly === true;
     this.hold = opts.hold;
@@ -428,6 +433,7 @@ export class Pipeline implements LineSink {
     if (this.total === undefined) this.window.add(s, r.latencySeconds, r.timeMs);
     else {
       this.total.add(s, r.latencySeconds);
+      this.capacity?.add(r.timeMs, s.hit, r.latencySeconds);
       const groups = this.groups;
       if (groups !== undefined) groups.add(groups.label === 'model' ? model : groups.label === 'route' ? route : cohort, s, r.latencySeconds);
     }
@@ -526,6 +532,7 @@ export class Pipeline implements LineSink {
       headerWatches: this.inputs.headerStates(),
       repeats: this.repeats.state(),
       ...(this.groups === undefined ? {} : { groups: this.groups.state() }),
+      capacity: (this.capacity as CapacityWindows).state(),
     };
   }
 
@@ -540,6 +547,7 @@ export class Pipeline implements LineSink {
     this.total.mergeState(later.total);
     if (this.groups !== undefined) this.groups.mergeState(later.groups ?? []);
     this.repeats.mergeState(later.repeats);
+    this.capacity?.mergeState(later.capacity);
     const codes = this.statusCodes as number[];
     for (const [code, n] of later.statusCodes) codes[code] = (codes[code] as number) + n;
     // A source's last-record gauge may exist only now: pick it up, so the next line sees the merged value.

@@ -2,7 +2,7 @@
 // declared once here: the parser and `--help` read the same table, so help never lies about a default.
 import { parseArgs } from 'node:util';
 
-export type Command = 'serve' | 'report' | 'backtest' | 'export' | 'generate' | 'demo' | 'simulate' | 'load';
+export type Command = 'serve' | 'report' | 'backtest' | 'compare' | 'export' | 'generate' | 'demo' | 'simulate' | 'load';
 
 export interface FlagSpec {
   name: string;
@@ -15,7 +15,7 @@ export interface FlagSpec {
 }
 
 /** Every command, in the order the overview lists them (`serve` is the default). */
-export const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load'];
+export const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'compare', 'export', 'generate', 'demo', 'simulate', 'load'];
 const ALL = COMMANDS;
 
 /** Every flag; a name may appear once per command (`--format` has its own formats and default per command). */
@@ -24,7 +24,7 @@ export const FLAGS: readonly FlagSpec[] = [
     name: 'config.file',
     type: 'string',
     help: 'YAML config file (docs/configuration.md); without it the built-in defaults apply.',
-    commands: ['serve', 'report', 'backtest', 'export', 'generate', 'demo'],
+    commands: ['serve', 'report', 'backtest', 'compare', 'export', 'generate', 'demo'],
   },
   {
     name: 'web.listen-address',
@@ -76,6 +76,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'load.out', type: 'string', help: 'Gateway log to append one JSON line per round trip to.', default: 'gateway.log', commands: ['load'] },
   { name: 'load.duration', type: 'string', help: 'Stop after this long (e.g. 30s); unset = until SIGTERM/SIGINT.', commands: ['load'] },
   { name: 'seed', type: 'string', help: 'Seed of the random choices, for a repeatable run.', commands: ['demo', 'simulate', 'load'] },
+  { name: 'seed', type: 'string', help: "Seed of the bootstrap's resampling: the same input and seed give the same interval. Overrides history.compare.seed.", commands: ['compare'] },
   {
     name: 'checkpoint.file',
     type: 'string',
@@ -94,6 +95,21 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'log.format', type: 'string', help: 'Log format on stderr: json (one object per line) or logfmt (key=value, as Prometheus writes).', default: 'json', commands: ALL },
   { name: 'format', type: 'string', help: 'Output format: text or json.', default: 'text', commands: ['report'] },
   { name: 'format', type: 'string', help: 'Output format: text (the per-step table, then what fired when), json, or csv (the per-step table only).', default: 'text', commands: ['backtest'] },
+  { name: 'format', type: 'string', help: 'Output format: text (the method, both groups, b against a, the verdict) or json.', default: 'text', commands: ['compare'] },
+  {
+    name: 'a',
+    type: 'string',
+    help: 'Group a: LABEL=VALUE[,LABEL=VALUE] over cohort, model, route (cohort= for records without one). Without --a and --b, the two FILEs are the groups.',
+    commands: ['compare'],
+  },
+  { name: 'b', type: 'string', help: 'Group b, compared against a: the same form as --a.', commands: ['compare'] },
+  {
+    name: 'window',
+    type: 'string',
+    help: "The windows the groups are cut into, end to end on the log's own timeline (each is one unit of the bootstrap), whole seconds up to 1d. Default: pack.rateWindow (backtest's).",
+    commands: ['compare'],
+  },
+  { name: 'iterations', type: 'string', help: 'Resamples of the bootstrap (100 to 1000000). Overrides history.compare.iterations.', commands: ['compare'] },
   { name: 'format', type: 'string', help: 'Output format: openmetrics (for promtool tsdb create-blocks-from openmetrics).', default: 'openmetrics', commands: ['export'] },
   {
     name: 'step',
@@ -126,7 +142,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     help: 'Refuse (exit 2) a timeline longer than this many 2 h blocks (the files --out writes): a stale clock would otherwise stretch it over years.',
     default: '1200',
-    commands: ['backtest', 'export'],
+    commands: ['backtest', 'compare', 'export'],
   },
   {
     name: 'max-scratch',
@@ -205,6 +221,8 @@ const USAGE: Record<Command, string> = {
   serve: 'usage: zero-plane-exporter [serve] [flags] [FILE|GLOB|-]...\n\nFollows gateway logs (files and globs as they grow, - for stdin) and serves the Zero-Plane signals to Prometheus.',
   backtest:
     "usage: zero-plane-exporter backtest [flags] FILE...\n\nReplays gateway logs (any order of files, gzip, - for stdin; pipes, FIFOs and <(cmd) too) on their own timeline and evaluates the pack's alerts at every step,\nwith the rules' windows, thresholds, for: durations and traffic guards: when each alert would have fired, and the first P0.\nRecords without a time, far-out times and records later than history.lateness are skipped and counted.\nExit codes: 0 done, 1 runtime failure or no line became a record on the timeline, 2 bad usage or config, 141 the output pipe closed, 143/130 stopped by SIGTERM/SIGINT.",
+  compare:
+    "usage: zero-plane-exporter compare [flags] --a LABEL=VALUE --b LABEL=VALUE FILE...\n       zero-plane-exporter compare [flags] FILE_A FILE_B\n\nCompares two groups of requests on their convergence radius: b against a, the sigma of per-window p99 drift and the latency sigma,\neach with a seeded bootstrap interval over backtest's windows (pack.rateWindow, end to end). Never a t-test. The mean is shown, never decides.\nExit codes: 0 done (a verdict or none), 1 runtime failure or no line became a record on the timeline, 2 bad usage or config (a selector that matches nothing), 143/130 stopped by SIGTERM/SIGINT.",
   export:
     "usage: zero-plane-exporter export --format openmetrics [flags] FILE...\n\nReplays gateway logs on their own timeline and writes the exporter's counters and histograms as they would have been scraped\nat every step, with timestamps, every series from the first step: for promtool tsdb create-blocks-from openmetrics OUT DIR.\nExit codes: 0 done, 1 runtime failure or no line became a record on the timeline, 2 bad usage or config, 141 the output pipe closed, 143/130 stopped by SIGTERM/SIGINT.",
   report:
@@ -241,6 +259,10 @@ const VALUE_NAMES: Record<string, string> = {
   format: 'FORMAT',
   'fail-on': 'CONDITION',
   by: 'cohort|model|route',
+  a: 'LABEL=VALUE',
+  b: 'LABEL=VALUE',
+  window: 'DURATION',
+  iterations: 'INT',
   label: 'NAME=VALUE',
   'gate.scope': 'LABEL=VALUE',
   out: 'DIR',
@@ -255,6 +277,7 @@ const SUMMARY: Record<Command, string> = {
   serve: 'Follow gateway logs and serve the Zero-Plane signals to Prometheus',
   report: 'Read gateway logs to their end and print the signals over all of them',
   backtest: "Replay logs on their own timeline and show when the pack's alerts would have fired",
+  compare: 'Compare two groups (cohorts, models, routes, or two logs) on their convergence radius, with a bootstrap interval',
   export: "Write the counters as scraped over a log's timeline, for promtool backfill",
   generate: 'Write the alerting pack, dashboards, mixin and deployment files from the config',
   demo: 'Run simulator, load and exporter together: live signals on :9185 with no config',

@@ -52,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!LOG_FORMATS.includes(format)) throw new UsageError(`--log.format must be one of ${LOG_FORMATS.join(', ')}`);
     const log = createLogger(level, undefined, format);
     // Before the config and the command's modules load: loading them alone would grow the young generation past its cap.
-    limitHeap({ oneShot: command === 'report' || command === 'backtest' || command === 'export' }, (text) => log.warn(text));
+    limitHeap({ oneShot: command === 'report' || command === 'backtest' || command === 'compare' || command === 'export' }, (text) => log.warn(text));
     // The YAML parser and zod are loaded only for a config file (`report` on the defaults pays for neither).
     const configFile = flagString(flags, 'config.file');
     const config = configFile === undefined ? await readDefaultConfig() : (await import('../config/load.js')).loadConfig(configFile);
@@ -84,6 +84,27 @@ export async function main(argv: string[]): Promise<number> {
             config,
             { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step'), maxBlocks: flagString(flags, 'max-blocks'), interrupt },
             outputStream(process.stdout),
+            (text) => process.stderr.write(text),
+          ),
+        );
+      }
+      case 'compare': {
+        const { runCompare } = await import('./compare-command.js');
+        return await oneShot(command, 'compare interrupted; nothing printed', signalled, log, (interrupt) =>
+          runCompare(
+            config,
+            {
+              files: flags.positionals,
+              format: flagString(flags, 'format') as string,
+              a: flagString(flags, 'a'),
+              b: flagString(flags, 'b'),
+              window: flagString(flags, 'window'),
+              iterations: flagString(flags, 'iterations'),
+              seed: flagString(flags, 'seed'),
+              maxBlocks: flagString(flags, 'max-blocks'),
+              interrupt,
+            },
+            (text) => process.stdout.write(text),
             (text) => process.stderr.write(text),
           ),
         );

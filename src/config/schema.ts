@@ -538,6 +538,8 @@ export const packSchema = z
     earlyWarning: earlyWarningSchema.default(() => earlyWarningSchema.parse({})),
     /** zero_plane:p99_drift:max<window> and the deterministic bandwidth demand: the maximum of p99 drift over this window. */
     capacityWindow: duration.default(86_400_000),
+    /** zero_plane_cohort:p99_drift:stddev_over_time<window>: the σ of each cohort's 5 m p99 drift over this window. */
+    dispersionWindow: duration.default(3_600_000),
   })
   .strict();
 
@@ -651,6 +653,20 @@ export const historySchema = z
     notBefore: instant.default(Date.parse('2000-01-01T00:00:00Z')),
     /** Records more than this after the command's own clock are far-out (the year 3000). */
     maxAhead: duration.default(86_400_000),
+    /** `compare`: the bootstrap over windows (src/history/compare.ts). */
+    compare: z
+      .object({
+        /** Resamples of the bootstrap. */
+        iterations: z.number().int().min(100).max(1_000_000).default(2000),
+        /** The interval's confidence. */
+        confidence: z.number().gt(0).lt(1).default(0.95),
+        /** Seed of the resampling: the same input and seed give the same interval. */
+        seed: z.number().int().min(0).max(4_294_967_295).default(1),
+        /** Windows each group needs (with at least alerts.minRequests Zero-Plane requests each) for a verdict. */
+        minWindows: z.number().int().min(2).default(10),
+      })
+      .strict()
+      .default({ iterations: 2000, confidence: 0.95, seed: 1, minWindows: 10 }),
   })
   .strict();
 

@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import { thresholds } from '../metrics/buckets.js';
 import type { SignalRef, SloId } from '../pack/conditions.js';
 import { sloById } from '../pack/slos.js';
+import { histogramQuantile } from '../windows/bucket-quantile.js';
 import type { Selection, WindowSums } from './series-totals.js';
 
 /** What every evaluation reads, worked out once: where the ceiling and floor buckets are, each SLO's budget. */
@@ -96,28 +97,4 @@ export function hitQuantile(q: number, w: WindowSums, bounds: readonly number[])
     counts.push(c);
   }
   return histogramQuantile(q, [...bounds, Infinity], counts);
-}
-
-/** Prometheus' bucketQuantile on cumulative `counts` per upper bound (the last +Inf). */
-function histogramQuantile(q: number, upper: readonly number[], counts: readonly number[]): number | undefined {
-  const n = upper.length;
-  if (n < 2 || upper[n - 1] !== Infinity) return undefined;
-  // ensureMonotonic: a bucket never counts less than the one below it.
-  const c = [...counts];
-  for (let i = 1; i < n; i++) if ((c[i] as number) < (c[i - 1] as number)) c[i] = c[i - 1] as number;
-  const observations = c[n - 1] as number;
-  if (!(observations > 0)) return undefined;
-  let rank = q * observations;
-  let b = 0;
-  while (b < n - 1 && (c[b] as number) < rank) b++;
-  if (b === n - 1) return upper[n - 2];
-  if (b === 0 && (upper[0] as number) <= 0) return upper[0];
-  let start = 0;
-  let count = c[b] as number;
-  if (b > 0) {
-    start = upper[b - 1] as number;
-    count -= c[b - 1] as number;
-    rank -= c[b - 1] as number;
-  }
-  return start + ((upper[b] as number) - start) * (rank / count);
 }

@@ -10,7 +10,7 @@
 // start of a file). Records without a time, or with a time not believed (time-filter.ts), are skipped and
 // counted. Memory: the records of the last `lateness` and a chunk per file, whatever the span.
 import type { Config } from '../config/schema.js';
-import type { ParseResult } from '../record/parse-record.js';
+import type { GatewayRecord, ParseResult } from '../record/parse-record.js';
 import type { PresetName } from '../record/presets.js';
 import type { InputEvents } from '../record/source-inputs.js';
 import { Pipeline } from '../pipeline.js';
@@ -41,6 +41,8 @@ export interface ReplayOptions {
   maxSpanMs?: number;
   /** Told when the timeline's known end moves later: its first and end step so far (a bound's projection). */
   onSpan?: (firstMs: number, endMs: number) => void;
+  /** Told each record as it is counted, in the order of the timeline (`compare` keeps its own per-window figures). */
+  onRecord?: (record: GatewayRecord) => void;
 }
 
 /** Told each step in order, from the timeline's first to its last: the pipeline holds every record before `timeMs`. */
@@ -231,6 +233,7 @@ export async function replay(config: Config, files: readonly string[], opts: Rep
         const t = parsed.record.timeMs as number;
         if (summary.firstRecordMs === undefined || t < summary.firstRecordMs) summary.firstRecordMs = t;
         if (summary.lastRecordMs === undefined || t > summary.lastRecordMs) summary.lastRecordMs = t;
+        opts.onRecord?.(parsed.record);
       } else {
         summary.parseErrors++;
       }

@@ -38,6 +38,9 @@ export interface RuleNames {
   cohortCount: string;
   cohortP99: string;
   cohortAboveCeiling: string;
+  /** Per cohort: the 5 m p99 drift, and its σ over pack.dispersionWindow (the convergence radius). */
+  cohortDrift: string;
+  cohortDriftStddev: string;
   /** Per aggregation group and instance, over slos.budgetStep (1h): the SLO's events and bad events. */
   sloInstanceEvents: string;
   sloInstanceErrors: string;
@@ -71,6 +74,8 @@ export function ruleNames(config: Config): RuleNames {
     cohortCount: `zero_plane_cohort:request_duration_seconds_count:${r}`,
     cohortP99: `zero_plane_cohort:request_duration_seconds:p99_${r}`,
     cohortAboveCeiling: `zero_plane_cohort:latency_above_ceiling:ratio_${r}`,
+    cohortDrift: `zero_plane_cohort:p99_drift:ratio_${r}`,
+    cohortDriftStddev: `zero_plane_cohort:p99_drift:stddev_over_time${formatDuration(config.pack.dispersionWindow)}`,
     sloInstanceEvents: `zero_plane_instance:slo_requests:increase${budgetStep(config)}`,
     sloInstanceErrors: `zero_plane_instance:slo_errors:increase${budgetStep(config)}`,
     sloErrorBudgetRemaining: 'zero_plane:slo_error_budget_remaining:ratio',
@@ -174,6 +179,10 @@ export function signalRules(config: Config, g: Grouping): RecordingRule[] {
       record: n.cohortAboveCeiling,
       expr: `(${n.cohortCount} - ignoring (le) ${n.cohortBucket}{le="${t.ceiling}"})\n/\n${n.cohortCount}`,
     },
+    // The convergence radius per cohort (docs/pack.md): an estimate, as the drift above. Over the rule's own
+    // samples (one per evaluation, of overlapping 5 m windows), so smoother than `compare`'s disjoint windows.
+    { record: n.cohortDrift, expr: `${n.cohortP99} / ${t.baseline} - 1` },
+    { record: n.cohortDriftStddev, expr: `stddev_over_time(${n.cohortDrift}[${formatDuration(config.pack.dispersionWindow)}])` },
   ];
 }
 

@@ -5,6 +5,7 @@ import type { Pipeline } from '../pipeline.js';
 import { summarize, type SignalValues } from '../windows/summarize.js';
 import type { GroupedAggregates, GroupLabel } from '../windows/grouped-aggregates.js';
 import { TOKEN_TYPES, type PresetName, type TokenType } from '../record/presets.js';
+import type { CapacityFigure } from '../windows/capacity-windows.js';
 import type { HeadersHint } from '../record/headers-hint.js';
 import { evaluateAlerts, p99Band, type AlertVerdict, type P99Band } from './alerts.js';
 import { repeatsSection, type ReportRepeats } from './repeats.js';
@@ -42,6 +43,8 @@ export interface Report extends SignalValues {
   alerts: AlertVerdict[];
   /** Only when the input logged token usage (input.fields.tokens*, zero_plane_tokens_total): the tokens by type, overall and per model. */
   tokens?: ReportTokens;
+  /** The deterministic bandwidth demand over the whole input (docs/cli.md "Capacity in report"). */
+  capacity: CapacityFigure;
   /** With `--by`: the label grouped by. */
   groupBy?: GroupLabel;
   /** With `--by`: the same signals per value of that label, most requests first. */
@@ -98,6 +101,7 @@ export function buildReport(pipeline: Pipeline, config: Config): Report {
     thresholds: { ...thresholds(config.signals), hitRateTarget: config.signals.hitRateTarget, warmupEfficiencyTarget: config.signals.warmupEfficiencyTarget },
     alerts: evaluateAlerts({ values, latency: m.duration, malformedOptIn: optInHeader.malformed, lines, parseErrors: parseErrorCount, warmupOutcomes: total.warmupHits + total.warmupMisses }, config),
     ...reportTokens(m.tokens.entries(), m.tokens.labelNames),
+    capacity: (pipeline.capacity as NonNullable<Pipeline['capacity']>).figure(config.signals.baselineSeconds, config.alerts.minRequests),
     ...(pipeline.groups === undefined ? {} : { groupBy: pipeline.groups.label, groups: reportGroups(pipeline.groups, config) }),
     ...repeatsSection(pipeline.repeats, config.repeats.top),
   };

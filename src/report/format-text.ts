@@ -48,6 +48,7 @@ export function formatText(r: Report): string {
     ...rows.map(([name, value, v]) => `${name.padEnd(20)}${value.padStart(10)}   ${v}`),
     '',
     `latency (Zero-Plane)  p50 ${ms(r.p50Seconds)}  p99 ${ms(r.p99Seconds)}  p99.9 ${ms(r.p999Seconds)}  σ ${ms(r.stddevSeconds)}`,
+    capacityLine(r),
     `status: ${counts(r.statusClasses)}; top codes: ${r.topStatusCodes.map((c) => `${c.code} ×${c.count}`).join(', ') || 'none'}`,
     `cached ${r.cachedCount}; downgrades: ${counts(r.downgrades)}`,
     `opt-in header: ${counts(r.optInHeader)}${r.optInHeader.malformed ? ` (defects: ${counts(r.optInDefects)})` : ''}`,
@@ -86,4 +87,15 @@ function groupRows(r: Report): string[] {
   // The value column is left-aligned, the figures right-aligned, as in the rows above.
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
   return [`by ${r.groupBy}: ${r.groups.length} group${r.groups.length === 1 ? '' : 's'}, most requests first`, line(header), ...rows.map(line), ''];
+}
+
+/** The deterministic bandwidth demand over the input, with what it is made of. */
+function capacityLine(r: Report): string {
+  const c = r.capacity;
+  const rate = c.requestRatePerSecond === null ? 'n/a' : `${c.requestRatePerSecond.toFixed(3)} req/s`;
+  const windows = `${c.windowsSpanned} window${c.windowsSpanned === 1 ? '' : 's'} of ${c.windowSeconds} s`;
+  if (c.deterministicBandwidthDemand === null || c.maxP99Drift === null) {
+    return `capacity: deterministic bandwidth demand n/a (no ${c.windowSeconds} s window with ${c.minHits} Zero-Plane requests; mean ${rate} over ${windows})`;
+  }
+  return `capacity: deterministic bandwidth demand ${c.deterministicBandwidthDemand.toFixed(3)} baseline req/s = (1 + max p99 drift ${signed(c.maxP99Drift)}, window from ${c.maxP99DriftWindowStart}) × mean ${rate} over ${windows}`;
 }

@@ -199,7 +199,7 @@ describe('a typo never starts a server', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('unknown command "reprot"');
     expect(r.stderr).toContain('Did you mean "report"?');
-    expect(r.stderr).toContain('Commands: serve, report, backtest, export, generate, demo, simulate, load, help.');
+    expect(r.stderr).toContain('Commands: serve, report, backtest, compare, export, generate, demo, simulate, load, help.');
     expect(r.stderr).toContain('zero-plane-exporter serve reprot');
     const far = runCli(['frobnicate']);
     expect(far.code).toBe(2);
