@@ -13,7 +13,7 @@ export interface ProbeArgs {
   format: string;
 }
 
-/** The exit code when the probe got an answer that was not a success (SPEC §8: 3 is "the condition held"). */
+/** The exit code when the probe got an answer that was not a success (docs/contract.md §8: 3 is "the condition held"). */
 export const PROBE_FAILED = 3;
 
 export async function runProbe(config: Config, args: ProbeArgs, out: (text: string) => void, err: (text: string) => void): Promise<number> {
