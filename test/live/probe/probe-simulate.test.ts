@@ -135,7 +135,8 @@ describe('one probe is one minimal request', () => {
   let server: Server;
   let url: string;
   const seen: { body: unknown; headers: IncomingMessage['headers'] }[] = [];
-  let status = 200;
+  /** A status to answer with, or 'hang': read the request and never answer. */
+  let status: number | 'hang' = 200;
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -143,6 +144,7 @@ describe('one probe is one minimal request', () => {
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         seen.push({ body: JSON.parse(body) as unknown, headers: req.headers });
+        if (status === 'hang') return;
         res.writeHead(status, { 'content-type': 'application/json', 'x-anthropic-layer-id': 'zero-plane-v1', 'retry-after': '0' });
         res.end(
           status === 200
@@ -176,6 +178,17 @@ describe('one probe is one minimal request', () => {
     expect(only.headers['x-probe']).toBe('1');
     // The SDK sends the key as x-api-key or (1.x) as a bearer token: the file's key, trimmed, either way.
     expect(only.headers['x-api-key'] ?? only.headers.authorization?.replace(/^Bearer /, '')).toBe('sk-ant-test-key');
+  });
+
+  it('past the module timeout: one request, no status, not a fall-back, the timeout named', async () => {
+    status = 'hang';
+    seen.length = 0;
+    const prober = new Prober(configFor(module('slow', url, '      timeout: 300ms\n')));
+    const { result } = await prober.probe(prober.resolve('slow', undefined));
+    expect(seen).toHaveLength(1);
+    expect(result).toMatchObject({ success: false, fallback: false, httpStatus: null });
+    expect(result.error).toMatch(/timed out/i);
+    status = 200;
   });
 });
 
