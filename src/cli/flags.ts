@@ -2,7 +2,7 @@
 // declared once here: the parser and `--help` read the same table, so help never lies about a default.
 import { parseArgs } from 'node:util';
 
-export type Command = 'serve' | 'report' | 'backtest' | 'compare' | 'export' | 'generate' | 'demo' | 'simulate' | 'load';
+export type Command = 'serve' | 'report' | 'backtest' | 'compare' | 'export' | 'generate' | 'demo' | 'simulate' | 'load' | 'probe';
 
 export interface FlagSpec {
   name: string;
@@ -15,7 +15,7 @@ export interface FlagSpec {
 }
 
 /** Every command, in the order the overview lists them (`serve` is the default). */
-export const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'compare', 'export', 'generate', 'demo', 'simulate', 'load'];
+export const COMMANDS: readonly Command[] = ['serve', 'report', 'backtest', 'compare', 'export', 'generate', 'demo', 'simulate', 'load', 'probe'];
 const ALL = COMMANDS;
 
 /** Every flag; a name may appear once per command (`--format` has its own formats and default per command). */
@@ -24,7 +24,7 @@ export const FLAGS: readonly FlagSpec[] = [
     name: 'config.file',
     type: 'string',
     help: 'YAML config file (docs/configuration.md); without it the built-in defaults apply.',
-    commands: ['serve', 'report', 'backtest', 'compare', 'export', 'generate', 'demo'],
+    commands: ['serve', 'report', 'backtest', 'compare', 'export', 'generate', 'demo', 'probe'],
   },
   {
     name: 'web.listen-address',
@@ -111,6 +111,8 @@ export const FLAGS: readonly FlagSpec[] = [
   },
   { name: 'iterations', type: 'string', help: 'Resamples of the bootstrap (100 to 1000000). Overrides history.compare.iterations.', commands: ['compare'] },
   { name: 'format', type: 'string', help: 'Output format: openmetrics (for promtool tsdb create-blocks-from openmetrics).', default: 'openmetrics', commands: ['export'] },
+  { name: 'format', type: 'string', help: 'Output format: text or json (one object).', default: 'text', commands: ['probe'] },
+  { name: 'module', type: 'string', help: 'The probe.modules entry to probe with; may be left out when only one is configured.', commands: ['probe'] },
   {
     name: 'step',
     type: 'string',
@@ -232,6 +234,8 @@ const USAGE: Record<Command, string> = {
   demo: 'usage: zero-plane-exporter demo [flags]\n\nRuns the simulator, a load generator and the exporter together: live signals at http://localhost:9185/ with no config.',
   simulate: 'usage: zero-plane-exporter simulate [flags]\n\nServes a simulated Zero-Plane LLM endpoint (POST /v1/messages) with fault injection on /admin/faults.',
   load: 'usage: zero-plane-exporter load [flags]\n\nSends requests to an LLM endpoint at a steady rate and writes the gateway log of the round trips.',
+  probe:
+    "usage: zero-plane-exporter probe [flags] [TARGET]\n\nSends one minimal /v1/messages request (max_tokens 1, the exact opt-in header) through the Anthropic SDK to TARGET (default: the module's baseURL)\nand prints whether the Zero-Plane layer answered, with the delay profile, downgrade reason and HTTP status (docs/probe.md).\nExit codes: 0 served by Zero-Plane, 1 no answer (timeout, refused) or runtime failure, 2 bad usage or config (no key file, unknown module, target not allowed), 3 answered but not by Zero-Plane (or an error status, or degraded with failIfDegraded).",
 };
 
 /** What a flag's value is, as help shows it (`--config.file=FILE`); unlisted string flags show VALUE. */
@@ -263,6 +267,7 @@ const VALUE_NAMES: Record<string, string> = {
   b: 'LABEL=VALUE',
   window: 'DURATION',
   iterations: 'INT',
+  module: 'NAME',
   label: 'NAME=VALUE',
   'gate.scope': 'LABEL=VALUE',
   out: 'DIR',
@@ -283,6 +288,7 @@ const SUMMARY: Record<Command, string> = {
   demo: 'Run simulator, load and exporter together: live signals on :9185 with no config',
   simulate: 'Serve a simulated Zero-Plane LLM endpoint with fault injection',
   load: 'Send requests at a steady rate and write the gateway log of the round trips',
+  probe: 'Send one max_tokens 1 request and say whether Zero-Plane answered (for CI; serve has /probe)',
 };
 
 /** Help lines are wrapped to this width. */

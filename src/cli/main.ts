@@ -191,6 +191,15 @@ export async function main(argv: string[]): Promise<number> {
       case 'load':
         noPositionals(flags, command);
         return await runLoad(flags, log, signalled);
+      case 'probe': {
+        const { runProbe } = await import('./probe-command.js');
+        return await runProbe(
+          config,
+          { module: flagString(flags, 'module'), targets: flags.positionals, format: flagString(flags, 'format') as string },
+          (text) => process.stdout.write(text),
+          (text) => process.stderr.write(text),
+        );
+      }
     }
   } catch (err) {
     if (err instanceof ConfigError) {

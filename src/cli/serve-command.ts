@@ -10,6 +10,8 @@ import { FollowerGauges } from '../metrics/follower-gauges.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { buildRegistry } from '../metrics/registry.js';
 import { Pipeline } from '../pipeline.js';
+import { probeRouter } from '../probe/probe-router.js';
+import { Prober } from '../probe/prober.js';
 import type { InputEvents } from '../record/source-inputs.js';
 import { basicAuth } from '../server/basic-auth.js';
 import { readBearerTokenFile as readTokenFile } from '../server/bearer-token.js';
@@ -280,6 +282,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         log,
       }),
       repeatsRouter({ repeats: pipeline.repeats, top: config.repeats.top, sinceMs: Date.now() }),
+      probeRouter(new Prober(config), log),
     ],
     landing: landingRouter({
       config,

@@ -9,6 +9,7 @@ import { ENVELOPE_MODES } from '../source/envelope.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { cappedArray, withinCap } from './list-caps.js';
+import { probeSchema } from './probe-schema.js';
 
 const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);
@@ -880,6 +881,7 @@ export const configSchema = z
     alertmanager: alertmanagerSchema.default(() => alertmanagerSchema.parse({})),
     checkpoint: checkpointSchema.default(() => checkpointSchema.parse({})),
     deploy: deploySchema.default(() => deploySchema.parse({})),
+    probe: probeSchema.default(() => probeSchema.parse({})),
   })
   .strict()
   .superRefine((c, ctx) => {

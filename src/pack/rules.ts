@@ -6,11 +6,13 @@ import { alertSpecs } from './alert-specs.js';
 import { earlyWarningRules, earlyWarningSpecs } from './early-warning.js';
 import { renderCondition, type AlertSpec } from './conditions.js';
 import { groupingOf, on, type Grouping } from './grouping.js';
+import { probeRules, probeSpecs } from './probe-rules.js';
 import { recordedSignal, signalRules, sloRules } from './recording-rules.js';
 import type { RecordingRule } from './recording-rules.js';
 
 export { ALERT_NAMES, MORE_ALERT_NAMES, P0_ALERT, P99_TAIL, type AlertName } from './alert-specs.js';
 export { EARLY_WARNING_ALERT_NAMES } from './early-warning.js';
+export { PROBE_FALLBACK_ALERT } from './probe-rules.js';
 export { nonCanaryCohortRegex, type RecordingRule } from './recording-rules.js';
 
 export interface AlertingRule {
@@ -48,8 +50,8 @@ export function ruleGroups(config: Config, g: Grouping = groupingOf(config)): Ru
   const interval = formatDuration(config.pack.evaluationInterval);
   const [signals, slo, alerts] = GROUP_NAMES;
   return [
-    { name: signals, interval, rules: [...signalRules(config, g), ...earlyWarningRules(config, g)] },
+    { name: signals, interval, rules: [...signalRules(config, g), ...earlyWarningRules(config, g), ...probeRules(config, g)] },
     { name: slo, interval, rules: sloRules(config, g) },
-    { name: alerts, interval, rules: [...alertSpecs(config, g), ...earlyWarningSpecs(config, g)].map((spec) => alertingRule(config, g, spec)) },
+    { name: alerts, interval, rules: [...alertSpecs(config, g), ...earlyWarningSpecs(config, g), ...probeSpecs(config, g)].map((spec) => alertingRule(config, g, spec)) },
   ];
 }

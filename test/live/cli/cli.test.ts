@@ -156,7 +156,7 @@ describe('help', () => {
   });
 
   it('aligns the flag column: no flag runs into its help text, wrapped lines start under it', () => {
-    for (const command of ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load']) {
+    for (const command of ['serve', 'report', 'backtest', 'compare', 'export', 'generate', 'demo', 'simulate', 'load', 'probe']) {
       const rows = runCli([command, '--help']).stdout.split('Flags:\n')[1]?.trimEnd().split('\n') ?? [];
       expect(rows.length).toBeGreaterThan(2);
       const column = (/^ {2}--\S+(?: \.\.\.)? {2,}/.exec(rows[0] as string) as RegExpExecArray)[0].length;
@@ -173,7 +173,7 @@ describe('help', () => {
     for (const args of [['--help'], ['help'], ['-h']]) {
       const r = runCli(args);
       expect(r.code).toBe(0);
-      for (const command of ['serve', 'report', 'backtest', 'export', 'generate', 'demo', 'simulate', 'load', 'help']) {
+      for (const command of ['serve', 'report', 'backtest', 'compare', 'export', 'generate', 'demo', 'simulate', 'load', 'probe', 'help']) {
         expect(r.stdout, `${args.join(' ')} lists ${command}`).toMatch(new RegExp(`^  ${command} +\\S`, 'm'));
       }
       expect(r.stdout).toContain('--web.listen-address=ADDR');
@@ -199,7 +199,7 @@ describe('a typo never starts a server', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('unknown command "reprot"');
     expect(r.stderr).toContain('Did you mean "report"?');
-    expect(r.stderr).toContain('Commands: serve, report, backtest, compare, export, generate, demo, simulate, load, help.');
+    expect(r.stderr).toContain('Commands: serve, report, backtest, compare, export, generate, demo, simulate, load, probe, help.');
     expect(r.stderr).toContain('zero-plane-exporter serve reprot');
     const far = runCli(['frobnicate']);
     expect(far.code).toBe(2);

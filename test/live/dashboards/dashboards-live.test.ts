@@ -213,7 +213,9 @@ describe('dashboards against a live Prometheus', () => {
       'zero-plane-overview / Latency budget: time to exhaustion / A',
     ];
     // No label reaches its value limit, and the only source exists.
-    expect(empty).toEqual([...(budgetSeen ? [] : budget), 'zero-plane-diagnostics / Label overflow / A', 'zero-plane-diagnostics / Source errors / A']);
+    // No probe job scrapes /probe here (test/live/probe/probe-prometheus.test.ts does): the probe row is empty.
+    const probeRow = ['zero-plane-overview / Last probe served by Zero-Plane / A', 'zero-plane-overview / Probes answered, not by Zero-Plane (10s) / A', 'zero-plane-overview / Probe duration / A'];
+    expect(empty).toEqual([...(budgetSeen ? [] : budget), ...probeRow, 'zero-plane-diagnostics / Label overflow / A', 'zero-plane-diagnostics / Source errors / A']);
   });
 
   it('the overview stats show the fixture’s numbers, coloured as their thresholds say', async () => {

@@ -11,7 +11,7 @@ import { parseConfig } from '../../../src/config/load.js';
 import { defaultConfig } from '../../../src/config/schema.js';
 import { alertSpecs } from '../../../src/pack/alert-specs.js';
 import { groupingOf } from '../../../src/pack/grouping.js';
-import { ALERT_NAMES, EARLY_WARNING_ALERT_NAMES, MORE_ALERT_NAMES, ruleGroups } from '../../../src/pack/rules.js';
+import { ALERT_NAMES, EARLY_WARNING_ALERT_NAMES, PROBE_FALLBACK_ALERT, MORE_ALERT_NAMES, ruleGroups } from '../../../src/pack/rules.js';
 import { renderMixin } from '../../../src/mixin/render-mixin.js';
 import { renderPack } from '../../../src/pack/render-pack.js';
 import { renderDashboards } from '../../../src/dashboards/render-dashboards.js';
@@ -105,7 +105,7 @@ describe('alerting pack', () => {
     const alerts = ruleGroups(defaultConfig())
       .flatMap((g) => g.rules)
       .filter((r) => 'alert' in r);
-    expect([...new Set(alerts.map((a) => a.alert))]).toEqual([...ALERT_NAMES, ...MORE_ALERT_NAMES, ...EARLY_WARNING_ALERT_NAMES]);
+    expect([...new Set(alerts.map((a) => a.alert))]).toEqual([...ALERT_NAMES, ...MORE_ALERT_NAMES, ...EARLY_WARNING_ALERT_NAMES, PROBE_FALLBACK_ALERT]);
     for (const a of alerts) {
       expect(['critical', 'warning']).toContain(a.labels.severity);
       expect(a.annotations.summary).toMatch(/\.$/);
@@ -176,7 +176,8 @@ describe('alerting pack', () => {
       // A raw series: a metric name not part of a recording rule's level:metric:operations name.
       const raw = [...exprs.matchAll(/(?<![:\w])(zero_plane_[a-z_]+|up)(?![\w:])(\{[^}]*\})?/g)];
       expect(raw.length).toBeGreaterThan(45);
-      for (const m of raw) expect(m[2] ?? '', m[0]).toMatch(/^\{job=~"llm-gateway\.\*", namespace="llm"/);
+      // The probe's series come from the probe job (docs/probe.md), not the exporter's: found by their name alone.
+      for (const m of raw.filter((r) => !(r[1] as string).startsWith('zero_plane_probe_'))) expect(m[2] ?? '', m[0]).toMatch(/^\{job=~"llm-gateway\.\*", namespace="llm"/);
     });
 
     it('Alertmanager groups by alertname and the three labels, and inhibits on them', () => {

@@ -22,7 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['signals'], // 4  a record → its signals
   ['windows'], // 5  signals over a sliding window
   ['metrics'], // 6  windows and counters → Prometheus families
-  ['pipeline', 'pack', 'simulate'], // 7  the wired pipeline; the rule pack; the fake API
+  ['pipeline', 'pack', 'simulate', 'probe'], // 7  the wired pipeline; the rule pack; the fake API; the synthetic probe
   ['server', 'history', 'report', 'dashboards', 'loadgen'], // 8
   ['gate', 'ingest', 'checkpoint', 'deploy', 'mixin'], // 9
   ['landing'], // 10 the landing page: shows the gate, drives the simulator, offers the pack
