@@ -3,8 +3,9 @@
 // Both encodings of OTLP/HTTP come out as the same plain object (protobufjs' toObject), so the mapping
 // (otlp-map.ts) reads one shape: binary protobuf by decode(), and the JSON encoding by fromObject(), which
 // takes the lowerCamelCase field names the OTLP spec writes.
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 
 /** proto/ at the package root: two levels up from both src/ingest and dist/ingest. */
 const PROTO_DIR = fileURLToPath(new URL('../../proto/', import.meta.url));
@@ -52,9 +53,13 @@ interface Messages {
 
 let loaded: Messages | undefined;
 
-/** The message types, loaded from proto/ once (about 2 ms), on the first OTLP request or at start. */
+/**
+ * The message types, loaded from proto/ once, when the receiver starts: protobufjs and the protos take about
+ * 100 ms, which a `serve` without OTLP (and every other command) does not pay.
+ */
 export function otlpMessages(): Messages {
   if (loaded !== undefined) return loaded;
+  const protobuf = createRequire(import.meta.url)('protobufjs') as typeof import('protobufjs');
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => (target.startsWith('/') ? target : PROTO_DIR + target);
   root.loadSync(SERVICE, { keepCase: false });

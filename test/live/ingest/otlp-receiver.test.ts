@@ -238,6 +238,98 @@ describe('OTLP/HTTP logs receiver', () => {
     expect(await json.json()).toEqual({ partialSuccess: { rejectedLogRecords: '1', errorMessage: expect.stringMatching(/missing_latency 1/) as unknown } });
   });
 
+  it('over the in-flight bytes: 503 when the shared budget is full, 429 when this address holds its share, both with Retry-After', { timeout: 60_000 }, async () => {
+    const KiB = 1024;
+    // Another address (127.0.0.2, loopback too) holding 60 KiB fills the budget for this one; this address holding them uses up its own share.
+    for (const [holder, want] of [
+      ['127.0.0.2', 503],
+      ['127.0.0.1', 429],
+    ] as const) {
+      const url = await serve({ ingest: { maxBodyBytes: 64 * KiB, maxInFlightBytes: 96 * KiB, maxInFlightBytesPerSource: 64 * KiB, minBodyBytesPerSecond: 0, otlp: { enabled: true } } });
+      const held = holdBody(url, holder, 64 * KiB, 60 * KiB);
+      try {
+        // 40 KiB of zeros is no message (400) until the held bytes have reached the server; then it is over the limit.
+        const res = await waitFor(
+          async () => {
+            const r = await fetch(`${url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: Buffer.alloc(40 * KiB) });
+            return r.status === 400 ? void (await r.arrayBuffer()) : r;
+          },
+          20_000,
+          'the held body taken in',
+        );
+        expect(res.status).toBe(want);
+        expect(res.headers.get('retry-after')).toBe('1');
+        const { status } = otlpMessages();
+        expect((status.toObject(status.decode(Buffer.from(await res.arrayBuffer()))) as { message: string }).message).toMatch(/maxInFlightBytes/);
+      } finally {
+        held.destroy();
+      }
+      expect(sumOf(await samples(url), 'zero_plane_exporter_lines_total', { source: 'otlp' })).toBe(0);
+    }
+  });
+
+  it('reads the HTTP and GenAI semantic conventions (otlp-generic) from the SDK exactly as the same requests in the default format from a file', { timeout: 60_000 }, async () => {
+    const mix = knownMix();
+    const dir = tempDir('zp-otlp-generic-');
+    const log = join(dir, 'gateway.jsonl');
+    const h = (v: string) => (v === '-' ? undefined : v);
+    writeFileSync(
+      log,
+      `${mix
+        .map((r) =>
+          JSON.stringify({
+            ts: new Date(r.startMs).toISOString(),
+            latency_ms: r.durationMs,
+            status: r.status,
+            model: r.model,
+            route: r.route,
+            response_headers: { 'x-anthropic-layer-id': h(r.layer), 'x-anthropic-delay-profile': h(r.profile), 'x-anthropic-cached': h(r.cached), 'x-anthropic-downgrade-reason': h(r.downgrade) },
+            request_headers: { 'x-anthropic-experimental': h(r.optIn) },
+            tokens: { input: 1000 + r.durationMs, output: 50 },
+          }),
+        )
+        .join('\n')}\n`,
+    );
+    const fileUrl = await serve({ input: { preset: 'default' }, sources: { files: [log], startAt: 'start' } });
+    await linesFrom(fileUrl, log, mix.length);
+    const truth = counters(await samples(fileUrl));
+
+    const url = await serve(OTLP);
+    const provider = new LoggerProvider({
+      resource: resourceFromAttributes({ 'service.name': 'llm-gateway' }),
+      processors: [new BatchLogRecordProcessor({ exporter: new ProtoExporter({ url: `${url}/v1/logs`, compression: 'gzip' as never }), maxExportBatchSize: 25, scheduledDelayMillis: 60_000 })],
+    });
+    const logger = provider.getLogger('gateway');
+    const header = (name: string, v: string) => (v === '-' ? {} : { [name]: [v] });
+    for (const r of mix) {
+      logger.emit({
+        timestamp: r.startMs,
+        body: 'access',
+        attributes: {
+          duration: r.durationMs,
+          'http.response.status_code': r.status,
+          'http.route': r.route,
+          'gen_ai.request.model': r.model,
+          'gen_ai.usage.input_tokens': 1000 + r.durationMs,
+          'gen_ai.usage.output_tokens': 50,
+          ...header('http.response.header.x-anthropic-layer-id', r.layer),
+          ...header('http.response.header.x-anthropic-delay-profile', r.profile),
+          ...header('http.response.header.x-anthropic-cached', r.cached),
+          ...header('http.response.header.x-anthropic-downgrade-reason', r.downgrade),
+          // A request header attribute on every record: the emitter logs the opt-in header, present or not.
+          'http.request.header.x-anthropic-experimental': r.optIn === '-' ? [] : [r.optIn],
+        },
+      });
+    }
+    await provider.forceFlush();
+    await provider.shutdown();
+    await linesFrom(url, 'otlp', mix.length);
+    const got = await samples(url);
+    expect(counters(got)).toEqual(truth);
+    expect(sumOf(got, 'zero_plane_tokens_total')).toBeGreaterThan(0);
+    expect(sumOf(got, 'zero_plane_exporter_input_info', { source: 'otlp', preset: 'otlp-generic' })).toBe(1);
+  });
+
   it('is off unless enabled, and takes the ingest bearer token', { timeout: 60_000 }, async () => {
     const off = await serve({});
     expect((await fetch(`${off}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);
@@ -257,6 +349,14 @@ function kvlist(map: AnyValueMap): { kvlistValue: { values: { key: string; value
 
 function otlpRequest(logRecords: object[]): object {
   return { resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'envoy' } }] }, scopeLogs: [{ logRecords }] }] };
+}
+
+/** A request from address `from` that has sent `sent` of its announced `length` bytes (the server holds them) and waits; destroy() ends it. */
+function holdBody(url: string, from: string, length: number, sent: number): { destroy(): void } {
+  const req = httpRequest(`${url}/v1/logs`, { method: 'POST', localAddress: from, headers: { 'content-type': 'application/x-protobuf', 'content-length': String(length) } });
+  req.on('error', () => {});
+  req.write(Buffer.alloc(sent));
+  return { destroy: () => req.destroy() };
 }
 
 /** POSTs a body announced as 100 MB, writing until the answer comes; resolves with the status and the Status code. */
