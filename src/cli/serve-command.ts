@@ -290,6 +290,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         minBodyRateWindowMs: config.ingest.minBodyRateWindow,
         slowSourceCooldownMs: config.ingest.slowSourceCooldown,
         preset: config.ingest.otlp.preset,
+        inputPreset: config.input.preset,
         map: {
           generic: config.ingest.otlp.generic,
           maxValueDepth: config.ingest.otlp.maxValueDepth,

@@ -31,6 +31,11 @@ export interface OtlpRouterOptions {
   minBodyRateWindowMs?: number;
   slowSourceCooldownMs?: number;
   preset: 'auto' | OtlpPreset;
+  /**
+   * input.preset: the pipeline gives source "otlp" the files' configured preset when it first counts one of
+   * its records, which would show in zero_plane_exporter_input_info as if it read them; it is set back to 0.
+   */
+  inputPreset?: string;
   map: OtlpMapOptions;
   sink: OtlpSink;
   log: Logger;
@@ -62,6 +67,7 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
   /** The preset the last resource of each service was read with (`previous` when a request shows nothing decisive). */
   const previous = new Map<string, OtlpPreset>();
   const inUse = new Set<OtlpPreset>();
+  let counted = false;
   /**
    * The (cluster, namespace) pairs seen in resource attributes. Every record counts under this exporter's
    * own target labels (the pack's aggregation labels come from the scrape), so records of a second pair are
@@ -187,6 +193,10 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
       for (const e of entries) {
         const parsed: ParseResult = mapper.read(e, decision.preset);
         sink.count(parsed, OTLP_SOURCE);
+        if (!counted) {
+          counted = true;
+          if (opts.inputPreset !== undefined && opts.inputPreset !== 'auto') sink.inputInfo.set([OTLP_SOURCE, opts.inputPreset], 0);
+        }
         if (parsed.ok) out.accepted++;
         else {
           out.rejected++;

@@ -328,6 +328,46 @@ describe('OTLP/HTTP logs receiver', () => {
     expect(counters(got)).toEqual(truth);
     expect(sumOf(got, 'zero_plane_tokens_total')).toBeGreaterThan(0);
     expect(sumOf(got, 'zero_plane_exporter_input_info', { source: 'otlp', preset: 'otlp-generic' })).toBe(1);
+    // The files' input.preset is not what reads source "otlp".
+    const configured = await serve({ input: { preset: 'nginx-json' }, ...OTLP });
+    const res = await fetch(`${configured}/v1/logs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(otlpRequest([{ body: kvlist(envoyOtelBody(mix[0] as MixRequest)) }])),
+    });
+    expect(await res.json()).toEqual({});
+    const info = (await samples(configured)).filter((s) => s.name === 'zero_plane_exporter_input_info' && s.labels.source === 'otlp' && s.value === 1);
+    expect(info.map((s) => s.labels.preset)).toEqual(['otlp-envoy']);
+  });
+
+  it('one request from two emitters: each resource is read with its own preset, trace ids in OTLP/JSON hex are taken', { timeout: 60_000 }, async () => {
+    const url = await serve(OTLP);
+    const mix = knownMix().slice(0, 6);
+    const semconv = (r: MixRequest) => ({
+      attributes: [
+        { key: 'duration', value: { intValue: String(r.durationMs) } },
+        { key: 'http.response.status_code', value: { intValue: String(r.status) } },
+        { key: 'http.route', value: { stringValue: r.route } },
+        { key: 'http.response.header.x-anthropic-layer-id', value: { arrayValue: { values: [{ stringValue: 'zero-plane-v1' }] } } },
+      ],
+      traceId: '5b8efff798038103d269b633813fc60c',
+      spanId: 'eee19b7ec3c1b17',
+    });
+    const body = {
+      resourceLogs: [
+        { resource: { attributes: [{ key: 'service.name', value: { stringValue: 'envoy' } }] }, scopeLogs: [{ logRecords: mix.map((r) => ({ body: kvlist(envoyOtelBody(r)) })) }] },
+        { resource: { attributes: [{ key: 'service.name', value: { stringValue: 'gateway-sdk' } }] }, scopeLogs: [{ logRecords: mix.map(semconv) }] },
+      ],
+    };
+    const res = await fetch(`${url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({});
+    const s = await samples(url);
+    expect(sumOf(s, 'zero_plane_requests_total')).toBe(12);
+    expect(sumOf(s, 'zero_plane_requests_total', { hit: 'true' })).toBe(6 + mix.filter((r) => r.layer === 'zero-plane-v1').length);
+    expect(sumOf(s, 'zero_plane_exporter_input_info', { source: 'otlp', preset: 'otlp-envoy' })).toBe(1);
+    expect(sumOf(s, 'zero_plane_exporter_input_info', { source: 'otlp', preset: 'otlp-generic' })).toBe(1);
+    expect(sumOf(s, 'zero_plane_exporter_input_decisions_total', { source: 'otlp', basis: 'evidence' })).toBe(2);
   });
 
   it('is off unless enabled, and takes the ingest bearer token', { timeout: 60_000 }, async () => {
