@@ -125,6 +125,7 @@ function counters(all: readonly ParsedSample[]): string[] {
 const OTLP = { ingest: { otlp: { enabled: true } } };
 
 async function sendWithSdk(url: string, exporter: 'proto' | 'json', compression: 'gzip' | 'none', mix: readonly MixRequest[]): Promise<void> {
+  // The exporters type compression as their CompressionAlgorithm enum, whose values are these strings.
   const options = { url: `${url}/v1/logs`, compression: compression as never, timeoutMillis: 30_000 };
   const provider = new LoggerProvider({
     resource: resourceFromAttributes({ 'service.name': 'envoy', 'k8s.namespace.name': 'llm-gateway', 'k8s.cluster.name': 'eu-1' }),
