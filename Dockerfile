@@ -24,6 +24,7 @@ COPY dashboards dashboards
 COPY deploy deploy
 COPY mixin mixin
 COPY docs docs
+COPY proto proto
 COPY README.md ./
 # `npm ci` builds dist/ (the prepare script); `npm pack` writes the tarball of the files package.json lists.
 RUN npm ci --no-audit --no-fund && npm pack --pack-destination /tmp && mv /tmp/zero-plane-exporter-*.tgz /tmp/zero-plane-exporter.tgz

@@ -5,7 +5,9 @@ import { listenAddresses, type Config } from '../config/schema.js';
 import { AlertmanagerPoller } from '../gate/alertmanager-poller.js';
 import { gateRouter, WEBHOOK_PATH } from '../gate/gate-router.js';
 import { LoadSheddingGate, sourceLabel } from '../gate/load-shedding-gate.js';
-import { ingestRouter } from '../ingest/ingest-router.js';
+import { ingestBudget, ingestRouter } from '../ingest/ingest-router.js';
+import { otlpRouter } from '../ingest/otlp-router.js';
+import { SignalClassifier } from '../signals/classify.js';
 import { FollowerGauges } from '../metrics/follower-gauges.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
 import { buildRegistry } from '../metrics/registry.js';
@@ -198,6 +200,9 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     },
   };
   const maxLineBytes = config.input.maxLineBytes;
+  // One in-flight budget for HTTP ingest and the OTLP receiver: ingest.maxInFlightBytes bounds both together.
+  const ingestBudgetShared = ingestBudget(config.ingest);
+  const wanted = new SignalClassifier(config.headers);
   const resume: ResumeFrom | undefined =
     checkpoint === undefined ? undefined : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes, untrusted: checkpoint.untrusted };
   const files =
@@ -267,6 +272,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         log,
       }),
       ingestRouter({
+        budget: ingestBudgetShared,
         enabled: config.ingest.enabled,
         ...(ingestToken === undefined ? {} : { bearerToken: ingestToken }),
         maxBodyBytes: config.ingest.maxBodyBytes,
@@ -283,6 +289,30 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       }),
       repeatsRouter({ repeats: pipeline.repeats, top: config.repeats.top, sinceMs: Date.now() }),
       probeRouter(new Prober(config), log),
+      otlpRouter({
+        enabled: config.ingest.otlp.enabled,
+        ...(ingestToken === undefined ? {} : { bearerToken: ingestToken }),
+        maxBodyBytes: config.ingest.maxBodyBytes,
+        budget: ingestBudgetShared,
+        bodyReadTimeoutMs: config.ingest.bodyReadTimeout,
+        minBodyBytesPerSecond: config.ingest.minBodyBytesPerSecond,
+        minBodyRateWindowMs: config.ingest.minBodyRateWindow,
+        slowSourceCooldownMs: config.ingest.slowSourceCooldown,
+        preset: config.ingest.otlp.preset,
+        inputPreset: config.input.preset,
+        map: {
+          generic: config.ingest.otlp.generic,
+          maxValueDepth: config.ingest.otlp.maxValueDepth,
+          maxLineBytes,
+          latencyList: config.input.latencyList,
+          maxLatencySeconds: config.input.maxLatency / 1000,
+          absentValues: config.input.absentValues,
+          responseHeaderNames: wanted.responseHeaderNames,
+          requestHeaderNames: wanted.requestHeaderNames,
+        },
+        sink: pipeline,
+        log,
+      }),
     ],
     landing: landingRouter({
       config,

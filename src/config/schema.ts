@@ -338,6 +338,38 @@ export const gateSchema = z
   .refine((g) => g.pollTimeout <= g.pollInterval, { message: '`pollTimeout` must be at most `pollInterval`', path: ['pollTimeout'] })
   .refine((g) => g.alertTtl > g.pollInterval, { message: '`alertTtl` must be longer than `pollInterval`', path: ['alertTtl'] });
 
+/** ingest.otlp: the OTLP/HTTP logs receiver (src/ingest/otlp-router.ts, docs/otlp.md). */
+const otlpAttribute = z.string().min(1);
+const otlpGenericSchema = z
+  .object({
+    time: otlpAttribute.optional(),
+    latency: otlpAttribute.default('duration'),
+    latencyUnit: z.enum(['s', 'ms', 'us', 'ns']).default('ms'),
+    status: otlpAttribute.default('http.response.status_code'),
+    model: otlpAttribute.default('gen_ai.request.model'),
+    route: otlpAttribute.default('http.route'),
+    cohort: otlpAttribute.default('cohort'),
+    responseHeaderPrefix: otlpAttribute.default('http.response.header.'),
+    requestHeaderPrefix: otlpAttribute.default('http.request.header.'),
+    tokensInput: otlpAttribute.default('gen_ai.usage.input_tokens'),
+    tokensOutput: otlpAttribute.default('gen_ai.usage.output_tokens'),
+    tokensCacheRead: otlpAttribute.default('gen_ai.usage.cache_read.input_tokens'),
+    tokensCacheCreation: otlpAttribute.default('gen_ai.usage.cache_creation.input_tokens'),
+  })
+  .strict();
+export const otlpSchema = z
+  .object({
+    /** Off by default, like ingest itself; needs no `ingest.enabled`. */
+    enabled: z.boolean().default(false),
+    /** Which mapping reads the log records: decided per resource of each request on evidence (`auto`), or fixed. */
+    preset: z.enum(['auto', 'otlp-envoy', 'otlp-generic']).default('auto'),
+    /** kvlist/array levels of a body or attribute read at most; deeper values read as null. */
+    maxValueDepth: z.number().int().min(1).max(64).default(8),
+    /** otlp-generic: the attribute names (else body keys) each field is read from. */
+    generic: otlpGenericSchema.default(() => otlpGenericSchema.parse({})),
+  })
+  .strict();
+
 /** POST /api/v1/ingest: NDJSON pushed over HTTP, fed to the same pipeline as files and stdin (source "http"). */
 export const ingestSchema = z
   .object({
@@ -375,6 +407,8 @@ export const ingestSchema = z
     minBodyRateWindow: duration.default(5_000),
     /** After a body of its was cut for arriving under minBodyBytesPerSecond, a client address gets 429 for this long. */
     slowSourceCooldown: duration.default(30_000),
+    /** POST /v1/logs: OTLP/HTTP logs (a Collector's otlphttp exporter, Envoy's OpenTelemetry access logger), under the limits above. */
+    otlp: otlpSchema.default(() => otlpSchema.parse({})),
   })
   .strict()
   .refine((i) => i.maxInFlightBytes >= i.maxBodyBytes, {

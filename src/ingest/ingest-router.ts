@@ -28,6 +28,8 @@ export interface IngestRouterOptions {
   /** After a body of its was cut for arriving under the minimum rate, an address gets 429 for this long (ingest.slowSourceCooldown). */
   slowSourceCooldownMs?: number;
   maxLineBytes: number;
+  /** The in-flight byte budget, when shared with another receiver (OTLP: otlp-router.ts); else one of its own. */
+  budget?: ByteBudget;
   /** input.envelope, decided per request with `auto`. */
   envelope: EnvelopeMode;
   sink: CountingSink;
@@ -55,7 +57,7 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
     return router;
   }
   const token = opts.bearerToken === undefined ? undefined : new BearerToken(opts.bearerToken);
-  const budget = new ByteBudget(opts.maxInFlightBytes, opts.maxInFlightBytesPerSource ?? Math.max(opts.maxBodyBytes, Math.floor(opts.maxInFlightBytes / 4)));
+  const budget = opts.budget ?? ingestBudget(opts);
   // Addresses whose last body came too slowly → until when they get 429 (reconnecting does not help).
   const slowUntil = new Map<string, number>();
   const MAX_SLOW_SOURCES = 4096;
@@ -139,6 +141,11 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
     res.status(500).json({ error: 'internal error handling the ingest request' });
   });
   return router;
+}
+
+/** ingest.maxInFlightBytes and its per-source share (unset: max(maxBodyBytes, maxInFlightBytes / 4)). */
+export function ingestBudget(opts: Pick<IngestRouterOptions, 'maxBodyBytes' | 'maxInFlightBytes' | 'maxInFlightBytesPerSource'>): ByteBudget {
+  return new ByteBudget(opts.maxInFlightBytes, opts.maxInFlightBytesPerSource ?? Math.max(opts.maxBodyBytes, Math.floor(opts.maxInFlightBytes / 4)));
 }
 
 /** The media type's settings, or why it is refused (a 415 message). */
