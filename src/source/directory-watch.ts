@@ -78,9 +78,12 @@ interface Dir {
   watcher: DirectoryWatcher | undefined;
   /** The poll time the watch was set up at: only stats after it may be trusted to be followed by its events. */
   watchedSinceMs: number;
-  /** Identity and mtime of the directory at this poll's stat (undefined: not there, or not a directory). */
+  /** Identity and mtime of the directory at its last stat (undefined: not there, or not a directory). */
   key: string | undefined;
   mtimeMs: number;
+  /** When it was last stat-ed; and whether an event may have been about the directory itself (moved or deleted). */
+  statAtMs: number;
+  suspect: boolean;
   /** Names with events since this poll began, and whether an event named nothing (everything may have changed). */
   pending: Set<string>;
   pendingAll: boolean;
@@ -140,10 +143,12 @@ export class DirectoryWatch {
 
   /**
    * A poll begins at `nowMs` and will look into `needed` (absolute directories): the events so far are
-   * frozen for it (later ones are the next poll's), each directory is stat-ed (a directory replaced or
-   * gone loses its watch), and watches are set up where missing. Directories no longer needed are let go.
+   * frozen for it (later ones are the next poll's), and watches are set up where missing. A directory is
+   * stat-ed (replaced or gone, it loses its watch) when it is new, an event may have been about itself, the
+   * rescan is due, or it is in `listed` (a glob's directory, whose mtime tells whether to list it again):
+   * a directory of followed files only is not stat-ed every poll. Directories no longer needed are let go.
    */
-  async begin(nowMs: number, needed: Set<string>): Promise<void> {
+  async begin(nowMs: number, needed: Set<string>, listed: Set<string>): Promise<void> {
     if (!this.enabled) return;
     for (const [dir, d] of this.dirs) {
       if (!needed.has(dir)) {
@@ -162,6 +167,10 @@ export class DirectoryWatch {
         d = newDir(dir);
         this.dirs.set(dir, d);
       }
+      const due = d.watcher === undefined || d.suspect || listed.has(dir) || nowMs - d.statAtMs >= this.rescanMs;
+      if (!due) continue;
+      d.suspect = false;
+      d.statAtMs = nowMs;
       const st = await this.fs.stat(dir).catch(() => undefined);
       const key = st?.isDirectory() ? identity(st) : undefined;
       if (key !== d.key && d.watcher !== undefined) {
@@ -194,9 +203,12 @@ export class DirectoryWatch {
       return;
     }
     try {
+      const self = basename(d.dir);
       const onEvent: WatchListener = (type, name) => {
         if (name === null) d.pendingAll = true;
         else d.pending.add(name);
+        // The watched directory moved or deleted is reported under its own name: stat it at the next poll.
+        if (name === null || name === self) d.suspect = true;
         // An append ('change') leaves the listing as it is: a busy file does not make its glob be listed every poll.
         if (type !== 'change' || name === null) d.entryEvents++;
       };
@@ -235,15 +247,18 @@ export class DirectoryWatch {
   }
 
   /**
-   * Whether the file at absolute path `abs` (not a symlink: its writes show in its own directory), last
-   * stat-ed by the poll at `statMs`, is known unchanged at the poll at `nowMs`: its directory was watched
-   * since before that stat, no event named it or nothing since, and the safety poll is not due.
+   * What the watch knows of the file at absolute path `abs` (not a symlink: its writes show in its own
+   * directory), last stat-ed by the poll at `statMs`, at the poll at `nowMs`. `unchanged`: its directory was
+   * watched since before that stat and no event named it (nor came without a name); `changed`: an event may
+   * be about it, or the safety poll is due, so it is to be stat-ed now (the event is this poll's only); and
+   * `unknown`: not watched since then, the poll's own schedule decides.
    */
-  unchanged(abs: string, statMs: number, nowMs: number): boolean {
-    if (!this.enabled || nowMs - statMs >= this.rescanMs) return false;
+  state(abs: string, statMs: number, nowMs: number): 'unchanged' | 'changed' | 'unknown' {
+    if (!this.enabled) return 'unknown';
     const d = this.dirs.get(dirname(abs));
-    if (d?.watcher === undefined || d.watchedSinceMs > statMs || d.changedAll) return false;
-    return !d.changed.has(basename(abs));
+    if (d?.watcher === undefined || d.watchedSinceMs > statMs) return 'unknown';
+    if (nowMs - statMs >= this.rescanMs || d.changedAll || d.changed.has(basename(abs))) return 'changed';
+    return 'unchanged';
   }
 
   /**
@@ -300,6 +315,8 @@ function newDir(dir: string): Dir {
     watchedSinceMs: 0,
     key: undefined,
     mtimeMs: 0,
+    statAtMs: 0,
+    suspect: false,
     pending: new Set(),
     pendingAll: false,
     changed: new Set(),

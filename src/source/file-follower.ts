@@ -275,7 +275,7 @@ export class FileFollower {
         this.pendingResume = undefined;
       }
       // Events so far are this poll's; directories replaced since the last poll lose their watch.
-      if (this.watch.enabled) await this.watch.begin(now, this.watchedDirs());
+      if (this.watch.enabled) await this.watch.begin(now, ...this.watchedDirs());
       // A scheduled poll lists again only the globs whose directory may have changed; every poll keeps what it listed.
       const listings = this.watch.enabled ? { reuse: (p: string) => (scheduled ? this.watch.listing(p, now) : undefined), listed: (p: string) => this.watch.beforeListing(p, now) } : undefined;
       const candidates = await expand(this.opts.patterns, this.ctx.problem, (pattern) => this.ctx.follows((f) => f.source === pattern), this.ctx.fs, listings);
@@ -409,24 +409,29 @@ export class FileFollower {
     const key = this.ctx.atPath.get(c.path)?.key;
     const f = key === undefined ? undefined : this.ctx.followed.get(key);
     if (f === undefined || f.path !== c.path || f.end !== undefined || f.capCheck || f.offset < f.seenSize) return undefined;
-    // Its directory's watch said nothing of it since its last stat (which found it idle): nothing to stat for.
-    const quiet = f.idleStats > 0 && f.watchPath !== undefined && f.watchCheckedPath === f.path && this.watch.unchanged(f.watchPath, f.checkedAtMs, now);
-    if (!quiet && !statDeferred(now, f.checkedAtMs, f.idleStats, this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, nextPollIn)) return undefined;
+    // Its directory's watch said nothing of it since its last stat (which found it idle): nothing to stat
+    // for. An event that may be about it is this poll's only (the next poll's are new ones): stat-ed now.
+    const watched = f.watchPath !== undefined && f.watchCheckedPath === f.path ? this.watch.state(f.watchPath, f.checkedAtMs, now) : 'unknown';
+    if (watched === 'changed' || (watched === 'unchanged' && f.idleStats === 0)) return undefined;
+    if (watched === 'unknown' && !statDeferred(now, f.checkedAtMs, f.idleStats, this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, nextPollIn)) return undefined;
     return { key: f.key, seen: { path: f.path, source: c.source, size: f.seenSize, mtimeMs: f.mtimeMs } };
   }
 
   /**
    * The directories a poll looks into: those of the patterns (where a new file would appear) and of the
-   * live followed files, absolute.
+   * live followed files, absolute; and of those, the directories of globs whose listing may be kept.
    */
-  private watchedDirs(): Set<string> {
+  private watchedDirs(): [Set<string>, Set<string>] {
     const dirs = new Set<string>();
+    const listed = new Set<string>();
     for (const p of this.opts.patterns) {
-      const d = fg.isDynamicPattern(p) ? DirectoryWatch.listedDir(p) : resolve(dirname(p));
+      const dynamic = fg.isDynamicPattern(p);
+      const d = dynamic ? DirectoryWatch.listedDir(p) : resolve(dirname(p));
       if (d !== undefined) dirs.add(d);
+      if (dynamic && d !== undefined) listed.add(d);
     }
     for (const f of this.ctx.followed.values()) if (f.end === undefined && f.watchPath !== undefined) dirs.add(dirname(f.watchPath));
-    return dirs;
+    return [dirs, listed];
   }
 
   /** Whether the file's path is a regular file and not a symlink: only then do its directory's events tell of its writes. */

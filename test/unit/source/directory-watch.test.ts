@@ -134,6 +134,64 @@ describe('sources.watch auto: idle files are not stat-ed while their directory i
     for (let n = 50_000; n <= 50_003; n++) expect(sink.counts.get(n), `line ${n}`).toBe(1);
   });
 
+  it('one directory per file (a glob like pods/*/app.log): idle polls stat neither files nor directories; a directory moved away and made again loses no line', async () => {
+    const pods = join(tempDir('zpe-watch-'), 'pods');
+    for (let i = 0; i < 5; i++) {
+      mkdirSync(join(pods, `p${i}`), { recursive: true });
+      writeFileSync(join(pods, `p${i}`, 'app.log'), seqBlock(i * 1000, i * 1000));
+    }
+    const fs = new CountingFs();
+    const sink = new SeqSink();
+    const follower = new FileFollower({ patterns: [join(pods, '*', 'app.log')], maxLineBytes: 4096, pollIntervalMs: 3_600_000, startAt: 'start', fs, watch: 'auto' }, sink, sink);
+    await follower.start();
+    try {
+      await follower.pollScheduled();
+      await follower.pollScheduled();
+      expect(follower.watchedDirectories.watched).toBe(5);
+      const stats = fs.statCount();
+      for (let i = 0; i < 5; i++) await follower.pollScheduled();
+      // The glob (its directory part is dynamic) is listed every poll; nothing is stat-ed.
+      expect(fs.statCount()).toBe(stats);
+      appendFileSync(join(pods, 'p1', 'app.log'), seqBlock(1001, 1002));
+      renameSync(join(pods, 'p1'), join(pods, 'p1-old'));
+      appendFileSync(join(pods, 'p1-old', 'app.log'), seqBlock(1003, 1003));
+      mkdirSync(join(pods, 'p1'));
+      writeFileSync(join(pods, 'p1', 'app.log'), seqBlock(1004, 1005));
+      await pollUntil(follower, () => [1001, 1002, 1003, 1004, 1005].every((n) => sink.counts.has(n)));
+    } finally {
+      await follower.stop();
+    }
+    for (const n of [0, 1000, 1001, 1002, 1003, 1004, 1005, 2000, 3000, 4000]) expect(sink.counts.get(n), `line ${n}`).toBe(1);
+  });
+
+  it('an event just after a stat, at a poll the back-off would skip the file: it is stat-ed then, not at the next rescan', async () => {
+    // The event is that poll's only: a poll that took it and left the file to the back-off (the gap after
+    // a stat, 250 → 750 ms) lost it, and the file waited for the safety poll, 10 s (seen under ulimit -n 1024).
+    const tmp = tempDir('zpe-watch-');
+    const fs = new CountingFs();
+    const sink = new SeqSink();
+    const follower = await idleFollower(join(tmp, 'logs'), fs, sink, { pollIntervalMs: 250 });
+    try {
+      for (let round = 0; round < 3; round++) {
+        await follower.pollOnce();
+        const n = 20_000 + round;
+        appendFileSync(join(tmp, 'logs', 'f5.log'), seqBlock(n, n));
+        const deadline = Date.now() + 20_000;
+        // Polls as the timer runs them, until the line is read: well within the rescan interval (10 s).
+        const started = Date.now();
+        while (!sink.counts.has(n) && Date.now() < deadline) {
+          await sleep(20);
+          await follower.pollScheduled();
+        }
+        expect(sink.counts.get(n)).toBe(1);
+        // On a loaded machine polls come late; the safety poll would have taken 10 s.
+        expect(Date.now() - started).toBeLessThan(9_000);
+      }
+    } finally {
+      await follower.stop();
+    }
+  });
+
   it('events a watch never delivers: the safety poll (rescanInterval) still finds the line', async () => {
     const tmp = tempDir('zpe-watch-');
     // A watch that drops every event (what an inotify queue overflow does to some).
