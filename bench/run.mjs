@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: `zero-plane-exporter report` on every log shape of bench/shapes.mjs against the
-// `readline` + `JSON.parse` ceiling and `mtail --one_shot`, side by side in the same run; `report` over 30
-// files at once; then the live (`serve`) figures. Absolute numbers drift between runs on a shared 2-core
+// `readline` + `JSON.parse` baseline, `mtail --one_shot` and a plain `Buffer.indexOf('\n')` pass (the
+// ceiling of any line reader), side by side in the same run; `report` over 30 files at once; then the
+// live (`serve`) figures. Absolute numbers drift between runs on a shared 2-core
 // machine, so the targets are ratios of contenders run in alternation (A B C, B C A, C A B, …) and
 // compared round by round, and the run prints the load average before and after.
 //
@@ -147,6 +148,12 @@ function contenders(shape, file, withMtail, compareBin) {
       run: () => timed(process.execPath, [join(ROOT, 'bench', 'baseline-readline.mjs'), file]),
       counts: (stdout) => ({ lines: JSON.parse(stdout).lines }),
     },
+    {
+      key: 'ceiling',
+      label: "`Buffer.indexOf('\\n')` pass (the ceiling)",
+      run: () => timed(process.execPath, [join(ROOT, 'bench', 'ceiling-indexof.mjs'), file]),
+      counts: (stdout) => ({ lines: JSON.parse(stdout).lines, passCpuSeconds: JSON.parse(stdout).passCpuSeconds }),
+    },
     { key: 'report', label: '`report`', run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file]), counts: reportCounts },
     { key: 'oneThread', label: '`report` held to one thread', run: () => timed(process.execPath, [CLI, 'report', '--format', 'json', file], ONE_THREAD), counts: reportCounts },
   ];
@@ -202,7 +209,7 @@ function rounds(shape, data, args) {
     const preset = round.report.counts.input[data.file];
     if (preset !== SHAPES[shape].preset) throw new Error(`${shape}: report read it as ${preset}, not ${SHAPES[shape].preset}`);
     for (const k of Object.keys(round)) {
-      if (k === 'baseline' || k === 'report') continue;
+      if (k === 'baseline' || k === 'ceiling' || k === 'report') continue;
       for (const [name, value] of Object.entries(round[k].counts)) {
         if (name !== 'input' && value !== round.report.counts[name]) throw new Error(`${shape}: ${k} counted ${name}=${value}, report ${round.report.counts[name]}`);
       }
@@ -280,6 +287,30 @@ function matrixTable(results, withCompare) {
     ];
     if (withCompare) cells.push(x(s.compare, 'cpu'));
     lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The physical limit: bytes per CPU-second of a plain `Buffer.indexOf('\n')` pass over each shape's file
+ * (bench/ceiling-indexof.mjs), measured in the same rounds, beside what `report` on one thread and the
+ * readline baseline reach: the share of the ceiling each gets to.
+ */
+function ceilingTable(results) {
+  const lines = [
+    '| shape | B/line | ceiling: the pass alone, MB per CPU-s | with Node start-up | `report` one thread | ÷ ceiling | readline + JSON.parse | ÷ ceiling |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of results) {
+    const rows = r.summary.rows;
+    if (rows.ceiling === undefined) continue;
+    const pass = median(r.measured.rounds.map((round) => round.ceiling.counts.passCpuSeconds));
+    const mb = (cpu) => fmt(r.data.bytes / cpu / 1e6);
+    // Against the whole process's CPU (start-up included) of each: what the contender spends beyond finding line ends.
+    const share = (row) => `${fmt((100 * rows.ceiling.cpu) / row.cpu, 1)} %`;
+    lines.push(
+      `| ${r.shape} | ${fmt(r.data.bytes / r.data.lines, 0)} | ${mb(pass)} | ${mb(rows.ceiling.cpu)} | ${mb(rows.oneThread.cpu)} | ${share(rows.oneThread)} | ${mb(rows.baseline.cpu)} | ${share(rows.baseline)} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -471,6 +502,12 @@ async function main() {
       matrixTable(shapeResults, args.compare !== undefined),
       '',
       absoluteTable(shapeResults),
+      '',
+      "#### The physical limit: one `Buffer.indexOf('\\n')` pass",
+      '',
+      "MB per CPU-second, CPU medians of the same rounds. \"÷ ceiling\": the ceiling process's CPU over the contender's, both with Node's start-up; a contender at 100 % would do nothing but find the line ends.",
+      '',
+      ceilingTable(shapeResults),
     );
     let files;
     if (args.files) {

@@ -198,6 +198,11 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       if (reason === 'cap_reached') log.info('more files followed than held open: the least recently active are closed and reopened when they change', { maxOpenFiles: cap });
       else log.warn('the process ran out of file descriptors: fewer followed files are held open', { maxOpenFiles: cap });
     },
+    watchFallback: (dir, reason, detail) => {
+      const fields = { dir, reason, detail, fallbacks: files?.watchedDirectories.fallbacks, watched: files?.watchedDirectories.watched };
+      if (reason === 'unreliable_fs') log.info('directory polled, not watched: its filesystem may change without events', fields);
+      else log.warn('directory polled, not watched: no inotify watch could be set up (sources.watch)', fields);
+    },
   };
   const maxLineBytes = config.input.maxLineBytes;
   // One in-flight budget for HTTP ingest and the OTLP receiver: ingest.maxInFlightBytes bounds both together.
@@ -215,6 +220,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
             pollIntervalMs: config.sources.pollInterval,
             startAt: config.sources.startAt,
             maxOpenFiles: config.sources.maxOpenFiles,
+            watch: config.sources.watch,
+            rescanIntervalMs: config.sources.rescanInterval,
             ...(resume === undefined ? {} : { resume }),
           },
           pipeline,

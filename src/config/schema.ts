@@ -235,6 +235,13 @@ export const sourcesSchema = z
      * identity when they change. Lowered at start to leave 128 descriptors below the process's limit.
      */
     maxOpenFiles: z.number().int().min(MIN_OPEN_FILES).max(1_000_000).default(1024),
+    /**
+     * auto: the followed files' directories are watched (inotify) where events can be trusted, so idle files
+     * are not stat-ed and globs not listed every poll; off: poll only (what `auto` falls back to elsewhere).
+     */
+    watch: z.enum(['auto', 'off']).default('auto'),
+    /** With watching: an unchanged file or glob is stat-ed or listed at least this often anyway (the safety poll). */
+    rescanInterval: duration.default(10_000),
   })
   .strict();
 

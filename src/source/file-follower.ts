@@ -10,8 +10,11 @@ import { FollowerContext, MAX_REMEMBERED_PATHS } from './follower-context.js';
 import { FileReader } from './file-reader.js';
 import { RotationRecovery } from './rotation-recovery.js';
 import { startOffset } from './rotation-evidence.js';
+import fg from 'fast-glob';
 import { expand, locate, type Candidate, type Visible } from './pattern-scan.js';
 import { statDeferred } from './stat-schedule.js';
+import { DirectoryWatch, type WatchMode } from './directory-watch.js';
+import { dirname, resolve } from 'node:path';
 
 export { StdinFollower } from './stdin-follower.js';
 export type { FilePosition, FollowerState, ResumeFrom } from './follower-resume.js';
@@ -41,12 +44,20 @@ export interface FollowOptions {
   deletedHoldMs?: number;
   /** The file-system calls; default Node's. A test slows or stalls them, or rotates files between them. */
   fs?: FollowerFs;
+  /**
+   * sources.watch: `auto` watches the followed files' directories (directory-watch.ts) so idle files are
+   * not stat-ed and globs not listed every poll; `off` (the default here; serve's config default is auto) polls only.
+   */
+  watch?: WatchMode;
+  /** With watching: how long an unchanged file or glob goes without a stat or a listing anyway; default 10 s. */
+  rescanIntervalMs?: number;
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 250;
 const DEFAULT_READ_CHUNK_BYTES = 1 << 20;
 const DEFAULT_MAX_READ_BYTES_PER_POLL = 64 << 20;
 const DEFAULT_MAX_OPEN_FILES = 1024;
+const DEFAULT_RESCAN_INTERVAL_MS = 10_000;
 /**
  * Follows the files matching glob patterns as they grow, by polling: globs are re-expanded every poll,
  * new bytes are read from a tracked offset, and rotations are handled without losing or repeating lines.
@@ -92,6 +103,8 @@ export class FileFollower {
   readonly caughtUp: Promise<void>;
   /** The positions when stop() closed the files, for the final checkpoint. */
   private finalState: FollowerState | undefined;
+  /** What the directories said since the last poll (nothing, with sources.watch off). */
+  private readonly watch: DirectoryWatch;
 
   constructor(
     private readonly opts: FollowOptions,
@@ -117,6 +130,9 @@ export class FileFollower {
     // The reader hands truncations to recovery, and recovery reads what it finds through the reader.
     this.recovery = new RotationRecovery(this.ctx, (f) => this.reader.read(f), opts.deletedHoldMs);
     this.reader = new FileReader(this.ctx, readerOptions, this.recovery);
+    this.watch = new DirectoryWatch(opts.watch ?? 'off', opts.rescanIntervalMs ?? DEFAULT_RESCAN_INTERVAL_MS, this.ctx.fs, {
+      fallback: (dir, reason, detail) => this.ctx.emit(() => events.watchFallback?.(dir, reason, detail)),
+    });
     this.pendingResume = opts.resume;
     this.untrusted = new Set(opts.resume?.untrusted ?? []);
     this.caughtUp = new Promise((resolve) => {
@@ -144,6 +160,11 @@ export class FileFollower {
     return this.ctx.followed.get(key)?.fh !== undefined;
   }
 
+  /** Directories watched now (sources.watch), and how many could not be watched for a limit or an error since start. */
+  get watchedDirectories(): { watched: number; fallbacks: number } {
+    return { watched: this.watch.watchedCount, fallbacks: this.watch.fallbacks };
+  }
+
   /** Files followed, open or not. */
   get followedCount(): number {
     return this.ctx.followed.size;
@@ -168,6 +189,7 @@ export class FileFollower {
     clearInterval(this.timer);
     this.timer = undefined;
     while (this.cycle) await this.cycle;
+    this.watch.close();
     this.finalState ??= this.capture();
     const all = [...this.ctx.followed.values()];
     this.ctx.followed.clear();
@@ -252,7 +274,11 @@ export class FileFollower {
         await this.resumeFrom(resume);
         this.pendingResume = undefined;
       }
-      const candidates = await expand(this.opts.patterns, this.ctx.problem, (pattern) => this.ctx.follows((f) => f.source === pattern), this.ctx.fs);
+      // Events so far are this poll's; directories replaced since the last poll lose their watch.
+      if (this.watch.enabled) await this.watch.begin(now, ...this.watchedDirs());
+      // A scheduled poll lists again only the globs whose directory may have changed; every poll keeps what it listed.
+      const listings = this.watch.enabled ? { reuse: (p: string) => (scheduled ? this.watch.listing(p, now) : undefined), listed: (p: string) => this.watch.beforeListing(p, now) } : undefined;
+      const candidates = await expand(this.opts.patterns, this.ctx.problem, (pattern) => this.ctx.follows((f) => f.source === pattern), this.ctx.fs, listings);
       // Idle files not due for a stat keep what their last stat found (the glob still lists every path).
       // Polls late on a loaded machine (a tick dropped while a long cycle ran): the next is expected as late.
       const nextPollIn = now - (this.lastScheduledMs ?? now);
@@ -367,6 +393,7 @@ export class FileFollower {
     // Read only when the scan's stat says there may be something new (a closed file is only then opened again).
     const changed = this.mayHaveChanged(f, v);
     if (changed) await this.reader.read(f);
+    if (this.watch.enabled && f.watchCheckedPath !== f.path) await this.checkWatchable(f);
     f.idleStats = changed ? 0 : f.idleStats + 1;
     // The stat schedule counts from here too: a poll that defers the stat leaves it (stat-schedule.ts).
     f.checkedAtMs = now;
@@ -382,8 +409,38 @@ export class FileFollower {
     const key = this.ctx.atPath.get(c.path)?.key;
     const f = key === undefined ? undefined : this.ctx.followed.get(key);
     if (f === undefined || f.path !== c.path || f.end !== undefined || f.capCheck || f.offset < f.seenSize) return undefined;
-    if (!statDeferred(now, f.checkedAtMs, f.idleStats, this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, nextPollIn)) return undefined;
+    // Its directory's watch said nothing of it since its last stat (which found it idle): nothing to stat
+    // for. An event that may be about it is this poll's only (the next poll's are new ones): stat-ed now.
+    const watched = f.watchPath !== undefined && f.watchCheckedPath === f.path ? this.watch.state(f.watchPath, f.checkedAtMs, now) : 'unknown';
+    if (watched === 'changed' || (watched === 'unchanged' && f.idleStats === 0)) return undefined;
+    if (watched === 'unknown' && !statDeferred(now, f.checkedAtMs, f.idleStats, this.opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, nextPollIn)) return undefined;
     return { key: f.key, seen: { path: f.path, source: c.source, size: f.seenSize, mtimeMs: f.mtimeMs } };
+  }
+
+  /**
+   * The directories a poll looks into: those of the patterns (where a new file would appear) and of the
+   * live followed files, absolute; and of those, the directories of globs whose listing may be kept.
+   */
+  private watchedDirs(): [Set<string>, Set<string>] {
+    const dirs = new Set<string>();
+    const listed = new Set<string>();
+    for (const p of this.opts.patterns) {
+      const dynamic = fg.isDynamicPattern(p);
+      const d = dynamic ? DirectoryWatch.listedDir(p) : resolve(dirname(p));
+      if (d !== undefined) dirs.add(d);
+      if (dynamic && d !== undefined) listed.add(d);
+    }
+    for (const f of this.ctx.followed.values()) if (f.end === undefined && f.watchPath !== undefined) dirs.add(dirname(f.watchPath));
+    return [dirs, listed];
+  }
+
+  /** Whether the file's path is a regular file and not a symlink: only then do its directory's events tell of its writes. */
+  private async checkWatchable(f: Followed): Promise<void> {
+    const path = f.path;
+    const st = await this.ctx.fs.lstat(path).catch(() => undefined);
+    if (f.path !== path) return;
+    f.watchCheckedPath = path;
+    f.watchPath = st?.isFile() === true && identity(st) === f.key ? resolve(path) : undefined;
   }
 
   /** Whether a file may hold bytes not read, or new content: grown, shrunk, written since its last probe, or never fully probed. */

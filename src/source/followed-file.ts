@@ -55,6 +55,13 @@ export interface Followed {
   emptiedFrom: Buffer | undefined;
   /** The last byte read (at offset − 1): a NUL there now, where it was not, is a truncation under a writer that does not append. */
   lastByte: number | undefined;
+  /**
+   * The path an lstat last looked at (directory-watch.ts), and, when it was a regular file there and not a
+   * symlink (whose target's writes show in another directory), the path made absolute: its directory's
+   * events then tell whether it changed.
+   */
+  watchCheckedPath: string | undefined;
+  watchPath: string | undefined;
 }
 
 /** A followed file's state from what identifies it; the counters of the poll loop start at rest. */
@@ -97,6 +104,8 @@ export function newFollowed(init: {
     capCheck: init.capCheck,
     emptiedFrom: undefined,
     lastByte: undefined,
+    watchCheckedPath: undefined,
+    watchPath: undefined,
   };
 }
 

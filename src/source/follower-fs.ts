@@ -2,8 +2,8 @@
 // functions as they are (one property lookup per call, per file and poll, never per line); a test passes a
 // wrapper that slows, stalls or rotates files between these calls, so an interleaving that loses lines on a
 // starved machine can be replayed exactly (test/helpers/starved-fs.ts).
-import type { Stats } from 'node:fs';
-import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
+import { watch, type Stats, type StatsFs } from 'node:fs';
+import { lstat, open, readdir, realpath, stat, statfs } from 'node:fs/promises';
 import fg from 'fast-glob';
 
 /** What the follower does with an open file: positional reads, fstat, close (a FileHandle is one). */
@@ -22,6 +22,13 @@ export interface FollowerFs {
   realpath(path: string): Promise<string>;
   /** The paths a glob pattern matches now (fast-glob with `options`). */
   glob(pattern: string, options: fg.Options): Promise<string[]>;
+  /** The filesystem of a path (its type tells whether watch events can be trusted); absent: never watched. */
+  statfs?(path: string): Promise<Pick<StatsFs, 'type'>>;
+  /**
+   * Watches a directory's entries (fs.watch: inotify on Linux), without keeping the process alive; absent:
+   * never watched. Throws when no watch can be set up (ENOSPC: the user's inotify watches are used up).
+   */
+  watch?(dir: string, onEvent: (type: string, name: string | null) => void, onError: (err: unknown) => void): { close(): void };
 }
 
 export const nodeFs: FollowerFs = {
@@ -31,4 +38,10 @@ export const nodeFs: FollowerFs = {
   readdir: (path) => readdir(path),
   realpath: (path) => realpath(path),
   glob: (pattern, options) => fg(pattern, options),
+  statfs: (path) => statfs(path),
+  watch: (dir, onEvent, onError) => {
+    const w = watch(dir, { persistent: false }, (type, name) => onEvent(type, name));
+    w.on('error', onError);
+    return w;
+  },
 };

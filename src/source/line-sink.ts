@@ -118,4 +118,10 @@ export interface SourceEvents {
    * EMFILE/ENFILE lowers it.
    */
   openFilesCapped?(cap: number, reason: 'cap_reached' | 'descriptors_exhausted'): void;
+  /**
+   * A directory of followed files is polled rather than watched (sources.watch auto): its filesystem may
+   * change without events (`unreliable_fs`), the inotify watches are used up (`watch_limit`), or the watch
+   * failed (`watch_error`). Once per directory and reason; a watch is tried again after the rescan interval.
+   */
+  watchFallback?(dir: string, reason: 'unreliable_fs' | 'watch_limit' | 'watch_error', detail: string): void;
 }

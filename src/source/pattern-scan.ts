@@ -43,19 +43,32 @@ export interface Visible {
 }
 
 /**
+ * A glob's listing kept between polls (directory-watch.ts): `reuse` gives it while its directory has not
+ * changed; `listed`, called before a listing, gives what to hand the paths found to, if they may be kept.
+ */
+export interface Listings {
+  reuse(pattern: string): string[] | undefined;
+  listed(pattern: string): ((paths: string[]) => void) | undefined;
+}
+
+/**
  * Expands the patterns into paths; a path is claimed by the first pattern that yields it. A glob that
  * matches nothing is a problem unless a file of it is still followed.
  */
-export async function expand(patterns: string[], problem: ReportProblem, stillFollowed: (pattern: string) => boolean, fs: FollowerFs = nodeFs): Promise<Map<string, Candidate>> {
+export async function expand(patterns: string[], problem: ReportProblem, stillFollowed: (pattern: string) => boolean, fs: FollowerFs = nodeFs, listings?: Listings): Promise<Map<string, Candidate>> {
   const candidates = new Map<string, Candidate>();
   for (const pattern of patterns) {
     if (!fg.isDynamicPattern(pattern)) {
       if (!candidates.has(pattern)) candidates.set(pattern, { path: pattern, source: pattern, literal: true });
       continue;
     }
-    let paths: string[];
+    let paths = listings?.reuse(pattern);
     try {
-      paths = await fs.glob(pattern, GLOB_OPTIONS);
+      if (paths === undefined) {
+        const keep = listings?.listed(pattern);
+        paths = (await fs.glob(pattern, GLOB_OPTIONS)).sort();
+        keep?.(paths);
+      }
     } catch (err) {
       problem(`pattern:${pattern}`, pattern, fsErrorReason(err), `${pattern}: ${errorMessage(err)}`);
       continue;
@@ -64,7 +77,7 @@ export async function expand(patterns: string[], problem: ReportProblem, stillFo
     if (paths.length === 0 && !stillFollowed(pattern)) {
       problem(`pattern:${pattern}`, pattern, 'not_found', `no file matches ${pattern}`);
     }
-    for (const path of paths.sort()) {
+    for (const path of paths) {
       if (!candidates.has(path)) candidates.set(path, { path, source: pattern, literal: false });
     }
   }

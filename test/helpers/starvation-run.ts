@@ -18,6 +18,11 @@ export interface StarveOptions {
   stepwise?: boolean;
   /** Acts of the world inside one poll, at most. */
   maxActsPerPoll?: number;
+  /**
+   * sources.watch auto, polled on its schedule (pollScheduled): files the directory's watch said nothing
+   * of are not stat-ed, and the glob's listing is kept while the directory is quiet.
+   */
+  watch?: boolean;
   /** Called with each step, for finding out what a failing seed does. */
   trace?: (line: string) => void;
 }
@@ -74,7 +79,9 @@ export async function starve(dir: string, o: StarveOptions): Promise<StarveResul
     }
   };
   world.write(5);
-  follower = new FileFollower({ patterns: [world.path], maxLineBytes: 4096, pollIntervalMs: 3_600_000, startAt: 'start', fs }, sink, sink);
+  follower = new FileFollower({ patterns: [world.path], maxLineBytes: 4096, pollIntervalMs: 3_600_000, startAt: 'start', fs, watch: o.watch === true ? 'auto' : 'off' }, sink, sink);
+  const f = follower;
+  const poll = (): Promise<void> => (o.watch === true ? f.pollScheduled() : f.pollOnce());
   try {
     await follower.start();
     faults = true;
@@ -83,12 +90,16 @@ export async function starve(dir: string, o: StarveOptions): Promise<StarveResul
       for (let i = 0; i < between; i++) act();
       acts = 0;
       trace?.(`--- poll ${p}`);
-      await follower.pollOnce();
+      await poll();
     }
     faults = false;
     world.settle();
     world.write(2);
-    for (let i = 0; i < 4; i++) await follower.pollOnce();
+    for (let i = 0; i < 4; i++) {
+      // Watch events come through the event loop: a moment for them, as a timer's poll would have.
+      if (o.watch === true) await new Promise((r) => setTimeout(r, 20));
+      await poll();
+    }
   } finally {
     await follower.stop();
     world.close();

@@ -90,6 +90,17 @@ export class StarvedFs implements FollowerFs {
     return this.base.glob(pattern, options);
   }
 
+  // A directory watch is not a step (it is set up once and its events come on their own), but the watch
+  // and its filesystem check pass through, so a follower with sources.watch auto watches here too.
+  statfs(path: string): ReturnType<NonNullable<FollowerFs['statfs']>> {
+    return this.base.statfs?.(path) ?? Promise.reject(new Error('no statfs'));
+  }
+
+  watch(dir: string, onEvent: (type: string, name: string | null) => void, onError: (err: unknown) => void): { close(): void } {
+    if (this.base.watch === undefined) throw new Error('no watch');
+    return this.base.watch(dir, onEvent, onError);
+  }
+
   async open(path: string): Promise<FollowerHandle> {
     await this.step('open', path);
     const fh = await this.base.open(path);
