@@ -6,12 +6,13 @@
 // work of /metrics (starting a render, writing bodies) lets the loop turn again, doing nothing, while
 // connections are still being accepted: a turn that only accepts and reads costs well under a millisecond,
 // and a burst is taken in before the work resumes. Bounded: after MAX_DEFER_MS of deferring in a row the
-// work runs one turn anyway, so a connection storm slows scrapes but cannot stop them.
+// work is not deferred for as long again, so under a storm of connections (a login flood opens one per
+// request) the work still gets half the loop, and what it owes cannot pile up.
 import { performance } from 'node:perf_hooks';
 import type { Server as NetServer } from 'node:net';
 
 /** How long in a row bulk work may be put off for connections still arriving. */
-export const MAX_DEFER_MS = 250;
+export const MAX_DEFER_MS = 200;
 
 let accepted = 0;
 
@@ -24,23 +25,27 @@ export function watchAccepts(server: NetServer): void {
 export class AcceptFirst {
   private seen = accepted;
   private deferringSince: number | undefined;
+  /** Until when the work runs undeferred, after a full MAX_DEFER_MS of deferring. */
+  private workUntil = 0;
 
   /**
    * Whether the caller, about to do a piece of bulk work in the check phase, should instead let the loop
    * turn once more (setImmediate) because a connection was accepted since it last asked: the accept queue
-   * may hold more. False once a turn passes with no accept, or after MAX_DEFER_MS of deferring.
+   * may hold more. False once a turn passes with no accept, and for MAX_DEFER_MS after MAX_DEFER_MS of
+   * deferring in a row.
    */
   shouldDefer(): boolean {
     const fresh = accepted !== this.seen;
     this.seen = accepted;
-    if (!fresh) {
+    const now = performance.now();
+    if (!fresh || now < this.workUntil) {
       this.deferringSince = undefined;
       return false;
     }
-    const now = performance.now();
     this.deferringSince ??= now;
     if (now - this.deferringSince < MAX_DEFER_MS) return true;
     this.deferringSince = undefined;
+    this.workUntil = now + MAX_DEFER_MS;
     return false;
   }
 }
