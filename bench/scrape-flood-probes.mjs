@@ -2,17 +2,19 @@
 // as test/live/server/reliability-scrape-flood.test.ts), then 200 sockets each sending 5 scrapes back to back
 // (a child process, raw sockets) while /-/healthy is probed over fresh connections every 20 ms. Prints, per
 // build and round (builds alternate), the probes' p50 and max over the whole flood and over what follows
-// its first 500 ms (the first burst of 200 connections), and the connect time of the slowest probe.
-// Usage: npm run build && node bench/scrape-flood-probes.mjs [--rounds 3] [--compare OTHER_CHECKOUT]
+// its first 500 ms (the first burst of 200 connections), the connect time of the slowest probe, and from
+// inside serve (bench/loop-delay.mjs, preloaded) the event loop's delay, GC pauses and loop utilisation
+// during the flood. --busy N runs N `for(;;){}` processes beside it (a loaded machine made on purpose).
+// Usage: npm run build && node bench/scrape-flood-probes.mjs [--rounds 3] [--busy 2] [--compare OTHER_CHECKOUT]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, compare: { type: 'string' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, busy: { type: 'string', default: '0' }, compare: { type: 'string' } } });
 const here = fileURLToPath(new URL('..', import.meta.url));
 const builds = [...(values.compare === undefined ? [] : [values.compare]), here];
 const dir = mkdtempSync(join(tmpdir(), 'zp-bench-flood-'));
@@ -50,30 +52,36 @@ for (let i = 0; i < 200; i++) {
 }
 `;
 
+let probeId = 0;
 function probe(port) {
   return new Promise((resolve) => {
     const t0 = performance.now();
+    const id = probeId++;
+    const sentAt = performance.timeOrigin + t0;
     let connected = 0;
     const s = connect(port, '127.0.0.1', () => {
       connected = performance.now() - t0;
-      s.write('GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      s.write(`GET /-/healthy HTTP/1.1\r\nHost: x\r\nX-Probe: ${id}\r\nConnection: close\r\n\r\n`);
     });
     let head = '';
     s.on('data', (d) => {
       head += d.toString('latin1');
       if (!head.includes('\r\n\r\n')) return;
       s.destroy();
-      resolve({ at: t0, ms: performance.now() - t0, connected });
+      resolve({ at: t0, ms: performance.now() - t0, connected, id, sentAt });
     });
     s.on('error', () => resolve({ at: t0, ms: Number.NaN, connected }));
   });
 }
 
+const loopOut = join(dir, 'loop.json');
+const preload = fileURLToPath(new URL('loop-delay.mjs', import.meta.url));
+
 async function run(root) {
   const serve = spawn(
     process.execPath,
-    [join(root, 'bin/zero-plane-exporter.js'), 'serve', '--web.listen-address=127.0.0.1:0', '--tail.start-at=start', '--web.max-requests=40', '--log.level=info', log],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    ['--import', preload, join(root, 'bin/zero-plane-exporter.js'), 'serve', '--web.listen-address=127.0.0.1:0', '--tail.start-at=start', '--web.max-requests=40', '--log.level=info', log],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ZP_BENCH_LOOP_OUT: loopOut } },
   );
   const url = await new Promise((resolve, reject) => {
     let buf = '';
@@ -92,6 +100,8 @@ async function run(root) {
   }
   await new Promise((r) => setTimeout(r, 500));
   const port = Number(new URL(url).port);
+  serve.kill('SIGUSR2');
+  await new Promise((r) => setTimeout(r, 50));
   const flood = spawn(process.execPath, ['-e', FLOOD, String(port)], { stdio: 'ignore' });
   let going = true;
   flood.once('exit', () => (going = false));
@@ -102,13 +112,26 @@ async function run(root) {
   }
   serve.kill();
   await new Promise((r) => serve.once('exit', r));
+  const loop = JSON.parse(readFileSync(loopOut, 'utf8'));
   const t1 = probes[0].at;
   const stats = (ps) => {
     const ms = ps.map((p) => p.ms).sort((a, b) => a - b);
-    return { n: ms.length, p50: ms[Math.floor(ms.length / 2)], max: ms.at(-1) };
+    return { n: ms.length, p50: ms[Math.floor(ms.length / 2)], p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))], max: ms.at(-1) };
   };
   const slowest = probes.reduce((a, b) => (b.ms > a.ms ? b : a));
-  return { all: stats(probes), after: stats(probes.filter((p) => p.at > t1 + 500)), slowest: { atMs: slowest.at - t1, ms: slowest.ms, connectMs: slowest.connected } };
+  const seen = loop.probes[slowest.id];
+  // Where the slowest probe waited: from its send to serve's accept, from accept to its request read, and after.
+  if (process.env.ZP_BENCH_DEBUG) {
+    const t = loop.accepts[0];
+    console.error('accepts (ms after first):', loop.accepts.map((a) => a - t).join(' '));
+    for (const p of [...probes].sort((a, b) => b.ms - a.ms).slice(0, 4)) {
+      const q = loop.probes[p.id];
+      console.error(`probe ${p.id} sent +${Math.round(p.sentAt - t)} ms: ${Math.round(p.ms)} ms, accept +${Math.round(q.acceptedAt - p.sentAt)}, request +${Math.round(q.requestAt - q.acceptedAt)}`);
+    }
+  }
+  slowest.split =
+    seen === undefined ? 'unseen' : `${Math.round(seen.acceptedAt - slowest.sentAt)}/${Math.round(seen.requestAt - seen.acceptedAt)}/${Math.round(slowest.sentAt + slowest.ms - seen.requestAt)}`;
+  return { all: stats(probes), after: stats(probes.filter((p) => p.at > t1 + 500)), slowest: { atMs: slowest.at - t1, ms: slowest.ms, connectMs: slowest.connected, split: slowest.split }, loop };
 }
 
 console.log(
@@ -116,18 +139,22 @@ console.log(
     .map((l) => l.toFixed(1))
     .join(' ')}`,
 );
-console.log('| build | round | probes | p50 | max | after the first 500 ms: p50 | max | slowest probe: sent at, connect |');
-console.log('|---|---|---|---|---|---|---|---|');
+console.log(
+  '| build | round | probes | p50 | p99 | max | after the first 500 ms: p50 | max | slowest probe: sent at, connect, wait to accept/to request/after | serve: loop delay p99, max | GC total, max pause | loop busy |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+const busy = Array.from({ length: Number(values.busy) }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
 try {
   for (let r = 0; r < Number(values.rounds); r++) {
     for (const b of builds) {
       const x = await run(b);
       const f = (v) => `${Math.round(v)} ms`;
       console.log(
-        `| ${b === here ? 'this' : b} | ${r + 1} | ${x.all.n} | ${f(x.all.p50)} | ${f(x.all.max)} | ${f(x.after.p50)} | ${f(x.after.max)} | +${f(x.slowest.atMs)}, ${f(x.slowest.connectMs)} |`,
+        `| ${b === here ? 'this' : b} | ${r + 1} | ${x.all.n} | ${f(x.all.p50)} | ${f(x.all.p99)} | ${f(x.all.max)} | ${f(x.after.p50)} | ${f(x.after.max)} | +${f(x.slowest.atMs)}, ${f(x.slowest.connectMs)}, ${x.slowest.split} ms | ${f(x.loop.loopDelay.p99)}, ${f(x.loop.loopDelay.max)} | ${f(x.loop.gc.totalMs)}, ${f(x.loop.gc.maxMs)} | ${Math.round(x.loop.elu * 100)} % |`,
       );
     }
   }
 } finally {
+  for (const p of busy) p.kill();
   rmSync(dir, { recursive: true, force: true });
 }

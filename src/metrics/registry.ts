@@ -26,9 +26,10 @@ export interface MetricsEndpoint {
   metrics(format?: ExpositionFormat): Promise<string>;
   /**
    * The same body in pieces of about 64 KiB (exposition.ts); however many series there are, no piece is a
-   * string of the whole. Rendered in slices that yield to the event loop (RENDER_SLICE_MS).
+   * string of the whole. Rendered in slices that yield to the event loop (RENDER_SLICE_MS); between two
+   * slices the loop turns again for as long as `deferWhile` says so (the server: connections still arriving).
    */
-  chunks(format?: ExpositionFormat): Promise<string[]>;
+  chunks(format?: ExpositionFormat, deferWhile?: () => boolean): Promise<string[]>;
 }
 
 export interface RegistryOptions {
@@ -41,10 +42,10 @@ export function buildRegistry(families: readonly Exposable[], version: string, o
   const defaults = new Registry();
   collectDefaultMetrics({ register: defaults });
   const all = [...families, buildInfoFamily(version)];
-  const text = async (): Promise<string[]> => {
+  const text = async (deferWhile?: () => boolean): Promise<string[]> => {
     // prom-client separates families with a blank line and ends with a newline; so do we.
     const out = [`${(await defaults.metrics()).trimEnd()}\n\n`];
-    const slice = new RenderSlices();
+    const slice = new RenderSlices(deferWhile);
     for (const [i, family] of all.entries()) {
       if (family.chunks === undefined) out.push(family.text());
       else
@@ -57,9 +58,9 @@ export function buildRegistry(families: readonly Exposable[], version: string, o
     }
     return out;
   };
-  const openMetrics = async (): Promise<string[]> => {
+  const openMetrics = async (deferWhile?: () => boolean): Promise<string[]> => {
     const out = defaultsOpenMetrics(await defaults.getMetricsAsJSON(), created);
-    const slice = new RenderSlices();
+    const slice = new RenderSlices(deferWhile);
     for (const family of all) {
       for (const chunk of family.openMetricsChunks(created)) {
         out.push(chunk);
@@ -71,7 +72,7 @@ export function buildRegistry(families: readonly Exposable[], version: string, o
     out.push(OPENMETRICS_EOF);
     return out;
   };
-  const chunks = (format: ExpositionFormat = 'text') => (format === 'openmetrics' ? openMetrics() : text());
+  const chunks = (format: ExpositionFormat = 'text', deferWhile?: () => boolean) => (format === 'openmetrics' ? openMetrics(deferWhile) : text(deferWhile));
   return {
     contentTypeOf: (format) => (format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : defaults.contentType),
     chunks,
@@ -93,9 +94,12 @@ export const RENDER_SLICE_MS = 8;
 class RenderSlices {
   private since = performance.now();
 
+  constructor(private readonly deferWhile?: () => boolean) {}
+
   async maybeYield(): Promise<void> {
     if (performance.now() - this.since < RENDER_SLICE_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    do await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.deferWhile?.() === true);
     this.since = performance.now();
   }
 }

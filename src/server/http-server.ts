@@ -1,7 +1,7 @@
 // The endpoints Prometheus users expect from an exporter: /metrics, /-/healthy, /-/ready and a landing page
 // (src/landing/: the four signals live), over HTTP or, with --web.config.file, HTTPS (and HTTP/2),
 // on each --web.listen-address or on the sockets systemd passed.
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { createSecureServer as createHttp2SecureServer } from 'node:http2';
 import { createServer as createHttpsServer } from 'node:https';
@@ -9,6 +9,7 @@ import { createServer as createNetServer, type AddressInfo, type Server as NetSe
 import type { TLSSocket } from 'node:tls';
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { prefersOpenMetrics, type MetricsEndpoint } from '../metrics/registry.js';
+import { AcceptFirst, probesFirst, watchAccepts } from './accept-first.js';
 import { acceptsGzip, compressText } from './compression.js';
 import { errorHandler, notFound } from './error-handler.js';
 import { answerClientError, HTTP2_MAX_HEADER_LIST_SIZE } from './header-limits.js';
@@ -138,6 +139,8 @@ export const WRITE_TURN_MS = 2;
 class WriteTurns {
   private waiting: (() => void)[] = [];
   private scheduled = false;
+  /** Connections still being accepted go first: one is accepted per turn of the loop (accept-first.ts). */
+  private readonly acceptFirst = new AcceptFirst();
 
   queue(step: () => void): void {
     this.waiting.push(step);
@@ -149,6 +152,11 @@ class WriteTurns {
 
   private turn(): void {
     this.scheduled = false;
+    if (this.acceptFirst.shouldDefer()) {
+      this.scheduled = true;
+      setImmediate(() => this.turn());
+      return;
+    }
     const steps = this.waiting;
     this.waiting = [];
     const t0 = performance.now();
@@ -259,7 +267,8 @@ function listenOn(server: NetServer, at: Endpoint): Promise<void> {
 export async function listenWeb(app: express.Express, at: Endpoint, transport: WebTransport, log: Logger): Promise<WebServer> {
   const tls = transport.tls;
   if (tls === undefined) {
-    const server = createHttpServer(app);
+    const server = createHttpServer(probesFirst<IncomingMessage, ServerResponse>(app));
+    watchAccepts(server);
     server.on('clientError', answerClientError);
     await listenOn(server, at);
     server.on('error', (err) => log.error('listener error', { error: err.message }));
@@ -276,8 +285,8 @@ export async function listenWeb(app: express.Express, at: Endpoint, transport: W
 
   const secure =
     transport.http2 === true
-      ? createHttp2SecureServer({ ...tls.options, allowHTTP1: true, settings: { maxHeaderListSize: HTTP2_MAX_HEADER_LIST_SIZE } }, http2Dispatch(app))
-      : createHttpsServer(tls.options, app);
+      ? createHttp2SecureServer({ ...tls.options, allowHTTP1: true, settings: { maxHeaderListSize: HTTP2_MAX_HEADER_LIST_SIZE } }, probesFirst(http2Dispatch(app)))
+      : createHttpsServer(tls.options, probesFirst<IncomingMessage, ServerResponse>(app));
   // HTTP/1.1 requests on either (the HTTP/2 server's allowHTTP1 included).
   secure.on('clientError', answerClientError);
   // A failed handshake (wrong CA, no client certificate, garbage, a TLS version or cipher refused) is the
@@ -317,6 +326,7 @@ export async function listenWeb(app: express.Express, at: Endpoint, transport: W
       socket.setTimeout(5_000, () => socket.destroy());
     });
   });
+  watchAccepts(front);
   await listenOn(front, at);
   front.on('error', (err) => log.error('listener error', { error: err.message }));
   return {

@@ -9,6 +9,7 @@
 // scrapes share it, on the thread pool (compression.ts).
 import { CounterFamily } from '../metrics/families.js';
 import type { ExpositionFormat, MetricsEndpoint } from '../metrics/registry.js';
+import { AcceptFirst } from './accept-first.js';
 import { gzipped } from './compression.js';
 
 /** What became of each scrape of /metrics: its own render, another's (shared), or 503 past --web.max-requests. */
@@ -43,6 +44,7 @@ export class SharedScrape {
   private readonly pending = new Map<ExpositionFormat, Promise<Render>>();
   private compressions = 0;
   private renderCount = 0;
+  private readonly acceptFirst = new AcceptFirst();
 
   constructor(
     private readonly registry: MetricsEndpoint,
@@ -90,10 +92,14 @@ export class SharedScrape {
     // Started after the poll phase, not in the first request's handler: every scrape whose request Node
     // reads in this turn of the event loop joins this render instead of starting its own, and a health
     // probe read in the same turn is answered before it. Rendered at once, 200 scrapes read together were
-    // 200 renders back to back, and the probe (and new connections) waited behind all of them.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    // 200 renders back to back, and the probe (and new connections) waited behind all of them. While
+    // connections are still being accepted (one per turn) the render waits for them too: a probe behind a
+    // burst is accepted sooner, and the burst's scrapes join this render.
+    do await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.acceptFirst.shouldDefer());
     this.beforeRender();
-    const chunks = await this.registry.chunks(format);
+    // Between its slices too, the render lets connections still arriving be accepted first.
+    const chunks = await this.registry.chunks(format, () => this.acceptFirst.shouldDefer());
     const pieces = chunks.map((c) => Buffer.from(c));
     let bytes = 0;
     for (const p of pieces) bytes += p.length;

@@ -29,14 +29,17 @@ describe('wrong-password flood: 150 wrong passwords do not delay a scrape with c
     writeFileSync(path('web.yml'), `basic_auth_users:\n  prometheus: ${bcrypt.hashSync('scrape-secret', 10)}\n`);
     // One more failed login per hour after the burst, not per 6 s: a slow, loaded machine must not see a
     // token come back in the middle of the test and turn a 429 into a 401. The counts are what is tested.
-    writeFileSync(path('zp.yml'), 'web:\n  basicAuth:\n    failedLoginInterval: 1h\n');
+    // A burst of 4, not the default 10: all but the first of the flood's checks run on the failing lane's
+    // thread (nice 10), and beside two busy processes one check there takes seconds; ten of them took
+    // longer than the test. The promise is the same: the flood costs failedLoginBurst checks, no more.
+    writeFileSync(path('zp.yml'), 'web:\n  basicAuth:\n    failedLoginInterval: 1h\n    failedLoginBurst: 4\n');
     serve = await startServe([`--config.file=${path('zp.yml')}`, `--web.config.file=${path('web.yml')}`]);
   });
   afterAll(async () => {
     expect(await serve.stop()).toBe(0);
   });
 
-  it('the cached scrape answers at once while the flood runs; the flood costs at most failedLoginBurst (10) bcrypt checks', async () => {
+  it('the cached scrape answers at once while the flood runs; the flood costs at most failedLoginBurst (4) bcrypt checks', async () => {
     const metrics = `${serve.url}/metrics`;
     expect((await fetch(metrics, { headers: basic('prometheus:scrape-secret') })).status).toBe(200);
 
@@ -52,14 +55,15 @@ describe('wrong-password flood: 150 wrong passwords do not delay a scrape with c
     // Before: 13–14 s, past Prometheus' 10 s scrape timeout. The bound is loose for a loaded two-core CI
     // machine; the exact promise is the count below: the flood never reaches more than 10 bcrypt checks.
     expect(Math.max(...scrapeMs)).toBeLessThan(2_000);
-    expect(statuses.filter((s) => s === 401)).toHaveLength(10);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(140);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(4);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(146);
 
     const text = await (await fetch(metrics, { headers: basic('prometheus:scrape-secret') })).text();
     expect(sample(text, 'zero_plane_exporter_basic_auth_checks_total{result="verified"}')).toBe(1);
-    expect(sample(text, 'zero_plane_exporter_basic_auth_checks_total{result="failed"}')).toBe(10);
-    expect(sample(text, 'zero_plane_exporter_basic_auth_checks_total{result="throttled"}')).toBe(140);
-  });
+    expect(sample(text, 'zero_plane_exporter_basic_auth_checks_total{result="failed"}')).toBe(4);
+    expect(sample(text, 'zero_plane_exporter_basic_auth_checks_total{result="throttled"}')).toBe(146);
+    // The flood's checks finish when the failing lane's thread gets the CPU: bounded, not instant, on a busy machine.
+  }, 120_000);
 
   it('a 429 for too many failed logins carries Retry-After, and a scrape with the right password is still served', async () => {
     const r = await fetch(`${serve.url}/metrics`, { headers: basic('prometheus:still-wrong') });

@@ -72,9 +72,12 @@ describe('a 60-address wrong-password flood does not lock out a login that is no
       const last = chunk.toString().trim().split('\n').at(-1);
       if (last !== undefined && last !== '') floodCounts = JSON.parse(last) as Record<string, number>;
     });
-    // The flood is under way: its first checks have failed and the queue is full of its logins.
-    const deadline = Date.now() + 15_000;
-    while ((floodCounts['401'] ?? 0) < 5 || (floodCounts['429'] ?? 0) < 100) {
+    // The flood is under way: its network has failed (its logins are in the failing lane) and the queue is
+    // full of its logins (hundreds refused). Not "5 checks failed": the failing lane's thread runs at nice
+    // 10, and beside two busy processes on two cores one check there takes seconds, so how many finish in
+    // a given time measures the machine, not the exporter (4 in 15 s were seen, and 1 at load 19).
+    const deadline = Date.now() + 60_000;
+    while ((floodCounts['401'] ?? 0) < 1 || (floodCounts['429'] ?? 0) < 100) {
       if (Date.now() > deadline) throw new Error(`the flood never filled the queue: ${JSON.stringify(floodCounts)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -104,10 +107,14 @@ describe('a 60-address wrong-password flood does not lock out a login that is no
     flood.kill('SIGKILL');
     // Before: 429 for every one of them (the queue of 32 was the flood's).
     expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
-    // Within 2 s, on this loaded machine too: the login waits for no wrong password's check (the failing
-    // lane pauses while a clean login is checked), and the flood's 429s are held a second each, so its
-    // 180 sockets ask a few hundred times a second instead of thousands and the event loop is free.
-    for (const r of results) expect(r.ms, JSON.stringify({ results, during })).toBeLessThan(2_000);
+    // Within 2 s of what the machine itself takes at that moment: the login's own bcrypt (checkMs, one
+    // cost-10 check here) and an answer that needs none (probeMs). The login waits for no wrong password's
+    // check (the failing lane pauses while a clean login is checked), and the flood's 429s are held a
+    // second each, so its 180 sockets ask a few hundred times a second instead of thousands. On an idle
+    // machine that is the issue's 2 s; beside two busy processes at load 17-19 a cost-10 check alone takes
+    // 0.8-1 s and a trivial answer up to 1 s, which no order of the queue can give back. Waiting behind the
+    // flood's checks (up to 16 of them from its network, seconds each at nice 10) would exceed it.
+    for (const r of results) expect(r.ms, JSON.stringify({ results, during })).toBeLessThan(2_000 + r.checkMs + r.probeMs);
     // The flood was refused all along, and never got in.
     expect(during['200'] ?? 0).toBe(0);
     expect(during['401']).toBeGreaterThan(0);
@@ -115,23 +122,28 @@ describe('a 60-address wrong-password flood does not lock out a login that is no
 
     // A refused login is answered after web.basicAuth.refusalDelay (1 s), not at once. An address of its
     // own (no flood address: their buckets refill one login per 6 s, and on a loaded machine the logins
-    // above may take that long) fails until its bucket is empty; its first 429 must have taken the hold.
-    const wrongFrom = (localAddress: string) =>
-      new Promise<{ status: number; ms: number }>((resolve, reject) => {
-        const t0 = performance.now();
-        const req = request({ host: '127.0.0.1', port, path: '/metrics', localAddress, agent: false, headers: { authorization: basic(`${USERS[0]}:wrong`) } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
+    // above may take that long) sends 16 wrong logins at once: failedLoginBurst (10) take its bucket's
+    // tokens and wait for their checks, the rest are refused without one, each after the hold. Sent at
+    // once, not one after another until the first 429: the checks before it run on the failing lane's
+    // thread (nice 10), and ten of them in a row beside two busy processes took longer than the test.
+    // The checked ones are not waited for; serve's stop closes them.
+    const refused: { status: number; ms: number }[] = [];
+    for (let i = 0; i < 16; i++) {
+      const t0 = performance.now();
+      const req = request({ host: '127.0.0.1', port, path: '/metrics', localAddress: '127.0.200.1', agent: false, headers: { authorization: basic(`${USERS[0]}:wrong`) } }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode === 429) refused.push({ status: 429, ms: performance.now() - t0 });
         });
-        req.on('error', reject);
-        req.end();
       });
-    const tries: { status: number; ms: number }[] = [];
-    // failedLoginBurst (10) failures empty the bucket; a few more cover refills while they run.
-    while (tries.length < 16 && tries.at(-1)?.status !== 429) tries.push(await wrongFrom('127.0.200.1'));
-    const refusedIn = tries.at(-1);
-    expect(refusedIn?.status, JSON.stringify(tries)).toBe(429);
-    expect(refusedIn?.ms, JSON.stringify(tries)).toBeGreaterThanOrEqual(990);
+      req.on('error', () => undefined);
+      req.end();
+    }
+    // 6 (16 − 10); 5 when a token came back while the 16 were read.
+    const refusedBy = Date.now() + 60_000;
+    while (refused.length < 5 && Date.now() < refusedBy) await new Promise((r) => setTimeout(r, 50));
+    expect(refused.length, JSON.stringify(refused)).toBeGreaterThanOrEqual(5);
+    for (const r of refused) expect(r.ms, JSON.stringify(refused)).toBeGreaterThanOrEqual(990);
 
     const text = await new Promise<string>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, path: '/metrics', headers: { authorization: basic(`${USERS[1]}:right-${USERS[1]}`) } }, (res) => {
@@ -144,5 +156,5 @@ describe('a 60-address wrong-password flood does not lock out a login that is no
       req.end();
     });
     expect(sample(text, 'zero_plane_exporter_basic_auth_checks_total{result="verified"}')).toBe(3);
-  }, 60_000);
+  }, 150_000);
 });
