@@ -96,6 +96,13 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'format', type: 'string', help: 'Output format: text (the per-step table, then what fired when), json, or csv (the per-step table only).', default: 'text', commands: ['backtest'] },
   { name: 'format', type: 'string', help: 'Output format: openmetrics (for promtool tsdb create-blocks-from openmetrics).', default: 'openmetrics', commands: ['export'] },
   {
+    name: 'format',
+    type: 'string',
+    help: "files (every part, into the directories below) or sloth (the pack's SLOs as a Sloth prometheus/v1 spec, on stdout; nothing written).",
+    default: 'files',
+    commands: ['generate'],
+  },
+  {
     name: 'step',
     type: 'string',
     help: "Evaluation step on the log's timeline, whole seconds from 1s to pack.rateWindow; must divide pack.rateWindow and every SLO window. Default: pack.evaluationInterval (30s unless configured).",

@@ -110,6 +110,13 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'generate': {
         noPositionals(flags, command);
+        const format = flagString(flags, 'format');
+        if (format === 'sloth') {
+          const { renderSlothSpec } = await import('../pack/sloth-spec.js');
+          process.stdout.write(renderSlothSpec(config));
+          return 0;
+        }
+        if (format !== 'files') throw new UsageError(`--format must be files or sloth, not "${format}"`);
         const [{ makeOutDir, writeFiles }, { renderPack }, { renderDashboards }, { renderMixin }, { renderDeploy }] = await Promise.all([
           import('./write-files.js'),
           import('../pack/render-pack.js'),
