@@ -129,6 +129,13 @@ export const FLAGS: readonly FlagSpec[] = [
     commands: ['export'],
   },
   {
+    name: 'label',
+    type: 'string',
+    help: 'A target label NAME=VALUE of the series backtested, as `export --label` writes it (the same labels sum in the same order, to the last bit); those in pack.aggregationLabels name the group on every alert. Repeat for more.',
+    multiple: true,
+    commands: ['backtest'],
+  },
+  {
     name: 'max-blocks',
     type: 'string',
     help: 'Refuse (exit 2) a timeline longer than this many 2 h blocks (the files --out writes): a stale clock would otherwise stretch it over years.',

@@ -82,7 +82,14 @@ export async function main(argv: string[]): Promise<number> {
         return await oneShot(command, 'backtest interrupted', signalled, log, (interrupt) =>
           runBacktest(
             config,
-            { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step'), maxBlocks: flagString(flags, 'max-blocks'), interrupt },
+            {
+              files: flags.positionals,
+              format: flagString(flags, 'format') as string,
+              step: flagString(flags, 'step'),
+              labels: flagStrings(flags, 'label'),
+              maxBlocks: flagString(flags, 'max-blocks'),
+              interrupt,
+            },
             outputStream(process.stdout),
             (text) => process.stderr.write(text),
           ),

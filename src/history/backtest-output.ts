@@ -80,6 +80,7 @@ function jsonWriter(write: Write): BacktestWriter {
         firstP0: result.firstP0 === undefined ? null : interval(result.firstP0),
         alerts: result.alerts.map((a) => ({ name: a.alert, labels: a.labels, for: formatDuration(a.forMs), keepFiringFor: formatDuration(a.keepFiringForMs), intervals: a.intervals.map(interval) })),
         notEvaluated: result.notEvaluated,
+        group: result.group,
       };
       const tail = JSON.stringify(rest, null, 2).slice(1); // the object's members, after its opening brace
       await write(`${rows === 0 ? '{\n  "steps": []' : '\n  ]'},${tail}\n`);
@@ -154,6 +155,8 @@ function summaryText(result: BacktestResult): string {
         .join(', ') || 'none'
     }`,
   );
+  const group = Object.entries(result.group).map(([k, v]) => `${k}="${v}"`);
+  out.push(`group: ${group.length === 0 ? 'no aggregation label among the target labels (--label)' : group.join(', ')}`);
   out.push('');
   const p0 = result.firstP0;
   out.push(

@@ -27,14 +27,18 @@ export interface BacktestOptions {
   /** The longest timeline (ReplayOptions.maxSpanMs). */
   maxSpanMs?: number;
   /**
-   * The names of the target labels of the export this backtest is to agree with (`export --label`;
-   * default job and instance): they can change the order Prometheus sums series in, so the last bit.
+   * The target labels of the export this backtest is to agree with (`--label`, as `export --label`;
+   * default job and instance): their names can change the order Prometheus sums series in, so the last
+   * bit, and those that are aggregation labels name the group every alert is of.
    */
-  targetLabelNames?: readonly string[];
+  targetLabels?: readonly (readonly [string, string])[];
 }
 
-/** The target labels an export writes unless told otherwise. */
-const DEFAULT_TARGET_LABEL_NAMES: readonly string[] = ['job', 'instance'];
+/** The target labels an export writes unless told otherwise (their values only name the group). */
+const DEFAULT_TARGET_LABELS: readonly (readonly [string, string])[] = [
+  ['job', 'zero-plane-exporter'],
+  ['instance', 'backfill'],
+];
 
 /** The four signals (and the share above the ceiling) over the rate window at one step, as the recording rules have them. */
 export interface BacktestRow {
@@ -55,7 +59,7 @@ export interface AlertOutcome {
   alert: string;
   /** What the alert's value is: its first comparison's signal (the peak is one of these). */
   signal: SignalRef['signal'];
-  /** The rule's labels, and `cohort` for the canary. */
+  /** The group's labels (BacktestResult.group), the rule's, and `cohort` for the canary. */
   labels: Record<string, string>;
   forMs: number;
   keepFiringForMs: number;
@@ -72,6 +76,8 @@ export interface BacktestResult {
   firstP0: FiringInterval | undefined;
   /** Alerts on the exporter itself (scrapes, absent targets, stalled sources): not in a log. */
   notEvaluated: string[];
+  /** The aggregation group the whole input is: the target labels that are pack.aggregationLabels, in their order. */
+  group: Record<string, string>;
 }
 
 /** Every window an evaluated alert reads: the rate window and each SLO burn-rate window. */
@@ -93,6 +99,8 @@ export async function backtest(config: Config, files: readonly string[], opts: B
   if (bad !== undefined) throw new Error(`the step (${step} ms) must divide every window the alerts read (${bad} ms does not)`);
   const bounds = histogramBuckets(config);
   const t = thresholds(config.signals);
+  const target = opts.targetLabels ?? DEFAULT_TARGET_LABELS;
+  const group = groupOf(config, target);
   const ring = new SeriesTotals({
     bounds,
     ceiling: t.ceiling,
@@ -100,7 +108,7 @@ export async function backtest(config: Config, files: readonly string[], opts: B
     longestWindowMs: Math.max(...windows),
     rateWindowMs: config.pack.rateWindow,
     stableCohorts: config.signals.stableCohorts,
-    targetLabelNames: opts.targetLabelNames ?? DEFAULT_TARGET_LABEL_NAMES,
+    targetLabelNames: target.map(([name]) => name),
   });
   const ctx: SignalContext = signalContext(config, bounds);
   const specs = alertSpecs(config, groupingOf(config));
@@ -148,7 +156,7 @@ export async function backtest(config: Config, files: readonly string[], opts: B
   const alerts = instances.map((i) => ({
     alert: i.spec.alert,
     signal: (i.spec.condition?.comparisons[0] as Comparison).ref.signal,
-    labels: { ...i.spec.labels, ...(i.cohort === undefined ? {} : { cohort: i.cohort }) },
+    labels: { ...group, ...i.spec.labels, ...(i.cohort === undefined ? {} : { cohort: i.cohort }) },
     forMs: i.spec.for,
     keepFiringForMs: i.spec.keepFiringFor,
     intervals: i.state.intervals,
@@ -162,7 +170,19 @@ export async function backtest(config: Config, files: readonly string[], opts: B
     alerts,
     firstP0,
     notEvaluated: specs.filter((s) => s.condition === undefined).map((s) => s.alert),
+    group,
   };
+}
+
+/** The aggregation labels the target labels give a value (Prometheus drops an empty one), in pack.aggregationLabels' order. */
+function groupOf(config: Config, target: readonly (readonly [string, string])[]): Record<string, string> {
+  const values = new Map(target);
+  const group: Record<string, string> = {};
+  for (const name of config.pack.aggregationLabels) {
+    const v = values.get(name);
+    if (v !== undefined && v !== '') group[name] = v;
+  }
+  return group;
 }
 
 /** The labels that tell a rule's instances apart in output (the SLO pairs' windows), not severity or priority. */

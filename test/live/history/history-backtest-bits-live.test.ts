@@ -164,7 +164,7 @@ beforeAll(async () => {
     const rows: BacktestRow[] = [];
     const extra = EXTRA_TARGET[seed];
     const labels: (readonly [string, string])[] = [['job', 'zero-plane-exporter'], ['instance', 'backfill'], ...(extra === undefined ? [] : [extra])];
-    const result = await backtest(config, [g.file], { stepMs: STEP_MS, nowMs, targetLabelNames: labels.map(([k]) => k) }, (r) => void rows.push(r));
+    const result = await backtest(config, [g.file], { stepMs: STEP_MS, nowMs, targetLabels: labels }, (r) => void rows.push(r));
     const out = join(dir, `export-${seed}`);
     mkdirSync(out);
     const ex = await exportOpenMetrics(config, [g.file], { stepMs: 15_000, nowMs, labels, to: { dir: out }, version: 'test' });
