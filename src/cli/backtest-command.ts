@@ -18,6 +18,8 @@ export interface BacktestArgs {
   step: string | undefined;
   /** --label NAME=VALUE: target labels, as `export --label` (default job from pack.selector, instance=backfill). */
   labels?: string[] | undefined;
+  /** --compare-naive: the naive mean-latency alert and the pack's lead over it. */
+  compareNaive?: boolean;
   /** --max-blocks (the default when undefined): the longest timeline, in 2 h blocks. */
   maxBlocks?: string;
   /** Aborted (SIGTERM, SIGINT): the replay stops between chunks and steps. */
@@ -34,7 +36,7 @@ export async function runBacktest(config: Config, args: BacktestArgs, out: Outpu
   const uneven = backtestWindows(config).filter((w) => w % stepMs !== 0);
   if (uneven.length > 0) throw new UsageError(`--step ${formatDuration(stepMs)} must divide every window the alerts read; it does not divide ${uneven.map(formatDuration).join(', ')}`);
   const writer = backtestWriter(args.format as BacktestFormat, (text) => out.write(text), config.pack.rateWindow);
-  const options = { stepMs, nowMs, input: inputHints(hint, undefined), interrupt: args.interrupt, maxSpanMs: blocks * BLOCK_MS, targetLabels: labels };
+  const options = { stepMs, nowMs, input: inputHints(hint, undefined), interrupt: args.interrupt, maxSpanMs: blocks * BLOCK_MS, targetLabels: labels, compareNaive: args.compareNaive === true };
   const result = await backtest(config, args.files, options, (row) => writer.row(row)).catch((err: unknown) => {
     throw limitError('backtest', err, blocks);
   });

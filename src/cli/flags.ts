@@ -136,6 +136,12 @@ export const FLAGS: readonly FlagSpec[] = [
     commands: ['backtest'],
   },
   {
+    name: 'compare-naive',
+    type: 'boolean',
+    help: 'Also evaluate a naive alert on mean latency (history.naive: above 1.1 × the baseline for 5m) and print how many minutes before it the P0 and the warm-up alerts fired.',
+    commands: ['backtest'],
+  },
+  {
     name: 'max-blocks',
     type: 'string',
     help: 'Refuse (exit 2) a timeline longer than this many 2 h blocks (the files --out writes): a stale clock would otherwise stretch it over years.',

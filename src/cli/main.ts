@@ -87,6 +87,7 @@ export async function main(argv: string[]): Promise<number> {
               format: flagString(flags, 'format') as string,
               step: flagString(flags, 'step'),
               labels: flagStrings(flags, 'label'),
+              compareNaive: flags.values['compare-naive'] === true,
               maxBlocks: flagString(flags, 'max-blocks'),
               interrupt,
             },

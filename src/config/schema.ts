@@ -638,6 +638,14 @@ export const historySchema = z
     notBefore: instant.default(Date.parse('2000-01-01T00:00:00Z')),
     /** Records more than this after the command's own clock are far-out (the year 3000). */
     maxAhead: duration.default(86_400_000),
+    /**
+     * `backtest --compare-naive`: the alert the pack's are measured against, as a team without the pack
+     * writes it: the mean latency of every request over pack.rateWindow above factor × signals.baselineSeconds for `for`.
+     */
+    naive: z
+      .object({ factor: z.number().gt(0).max(100).default(1.1), for: duration.default(300_000) })
+      .strict()
+      .default({ factor: 1.1, for: 300_000 }),
   })
   .strict();
 

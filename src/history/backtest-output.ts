@@ -4,7 +4,7 @@
 import { formatDuration } from '../config/duration.js';
 import type { SignalRef } from '../pack/conditions.js';
 import type { FiringInterval } from './alert-state.js';
-import type { AlertOutcome, BacktestResult, BacktestRow } from './backtest.js';
+import type { AlertOutcome, BacktestResult, BacktestRow, NaiveOutcome } from './backtest.js';
 import type { ReplaySummary } from './replay.js';
 
 export type BacktestFormat = 'text' | 'json' | 'csv';
@@ -81,10 +81,22 @@ function jsonWriter(write: Write): BacktestWriter {
         alerts: result.alerts.map((a) => ({ name: a.alert, labels: a.labels, for: formatDuration(a.forMs), keepFiringFor: formatDuration(a.keepFiringForMs), intervals: a.intervals.map(interval) })),
         notEvaluated: result.notEvaluated,
         group: result.group,
+        ...(result.naive === undefined ? {} : { naive: naiveJson(result.naive, interval) }),
       };
       const tail = JSON.stringify(rest, null, 2).slice(1); // the object's members, after its opening brace
       await write(`${rows === 0 ? '{\n  "steps": []' : '\n  ]'},${tail}\n`);
     },
+  };
+}
+
+/** --compare-naive in JSON: the naive alert, and each lead alert's first firing and its lead in minutes (null: one of them never fired). */
+function naiveJson(n: NaiveOutcome, interval: (i: FiringInterval) => unknown) {
+  return {
+    factor: n.factor,
+    thresholdSeconds: n.thresholdSeconds,
+    for: formatDuration(n.forMs),
+    intervals: n.intervals.map(interval),
+    leads: n.leads.map((l) => ({ alert: l.alert, first: l.firstMs === undefined ? null : iso(l.firstMs), minutesBeforeNaive: l.leadMs === undefined ? null : l.leadMs / 60_000 })),
   };
 }
 
@@ -178,8 +190,30 @@ function summaryText(result: BacktestResult): string {
     });
   }
   if (result.notEvaluated.length > 0) out.push(`Not evaluated (the exporter's own health, not in a log): ${result.notEvaluated.join(', ')}`);
+  if (result.naive !== undefined) out.push('', ...naiveText(result.naive));
   return `${out.join('\n')}\n`;
 }
+
+/** --compare-naive in text: when the naive alert fired, and how long before it each lead alert did. */
+function naiveText(n: NaiveOutcome): string[] {
+  const first = n.intervals[0];
+  const out = [
+    `Naive alert (mean latency of every request over the rate window above ${n.factor} × the baseline, ${Number((n.thresholdSeconds * 1000).toPrecision(10))} ms, for ${formatDuration(n.forMs)}; history.naive): ` +
+      (first === undefined ? 'never fired' : `first fired ${iso(first.startMs)}`),
+  ];
+  const width = Math.max(...n.leads.map((l) => l.alert.length));
+  for (const l of n.leads) {
+    let what: string;
+    if (l.firstMs === undefined) what = 'never fired';
+    else if (l.leadMs === undefined) what = `fired ${iso(l.firstMs)}; the naive alert never did`;
+    else if (l.leadMs === 0) what = `fired ${iso(l.firstMs)}, with the naive alert`;
+    else what = `fired ${iso(l.firstMs)}, ${minutes(Math.abs(l.leadMs))} ${l.leadMs > 0 ? 'before' : 'after'} the naive alert`;
+    out.push(`  ${l.alert.padEnd(width)}  ${what}`);
+  }
+  return out;
+}
+
+const minutes = (ms: number) => `${Number((ms / 60_000).toFixed(1))} minute${ms === 60_000 ? '' : 's'}`;
 
 /** "47m30s", "2h5m": how long, in words an SRE reads at a glance. */
 function spanText(ms: number): string {

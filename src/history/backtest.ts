@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import type { InputEvents } from '../record/source-inputs.js';
 import { histogramBuckets, thresholds } from '../metrics/buckets.js';
 import { alertSpecs, P0_ALERT } from '../pack/alert-specs.js';
+import { WARMUP_SLIDING_ALERT } from '../pack/early-warning.js';
 import { holds, type AlertSpec, type Comparison, type SignalRef } from '../pack/conditions.js';
 import { groupingOf } from '../pack/grouping.js';
 import { sloWindows } from '../pack/slos.js';
@@ -32,6 +33,21 @@ export interface BacktestOptions {
    * bit, and those that are aggregation labels name the group every alert is of.
    */
   targetLabels?: readonly (readonly [string, string])[];
+  /** Also evaluate the naive mean-latency alert (history.naive) and how much earlier the pack's fired (--compare-naive). */
+  compareNaive?: boolean;
+}
+
+/** The alerts whose lead over the naive alert `--compare-naive` reports: the P0 and the warm-up alerts. */
+export const LEAD_ALERTS = [P0_ALERT, 'ZeroPlaneWarmupEfficiencyLow', WARMUP_SLIDING_ALERT] as const;
+
+export interface NaiveOutcome {
+  /** factor × baseline, seconds: the mean latency it fires above. */
+  thresholdSeconds: number;
+  factor: number;
+  forMs: number;
+  intervals: FiringInterval[];
+  /** Per LEAD_ALERTS alert that was evaluated: its first firing and how long before the naive alert's first (negative: after). */
+  leads: { alert: string; firstMs: number | undefined; leadMs: number | undefined }[];
 }
 
 /** The target labels an export writes unless told otherwise (their values only name the group). */
@@ -78,6 +94,8 @@ export interface BacktestResult {
   notEvaluated: string[];
   /** The aggregation group the whole input is: the target labels that are pack.aggregationLabels, in their order. */
   group: Record<string, string>;
+  /** With compareNaive. */
+  naive?: NaiveOutcome;
 }
 
 /** Every window an evaluated alert reads: the rate window and each SLO burn-rate window. */
@@ -109,7 +127,10 @@ export async function backtest(config: Config, files: readonly string[], opts: B
     rateWindowMs: config.pack.rateWindow,
     stableCohorts: config.signals.stableCohorts,
     targetLabelNames: target.map(([name]) => name),
+    naive: opts.compareNaive === true,
   });
+  const naiveThreshold = Number((config.history.naive.factor * t.baseline).toPrecision(12));
+  const naiveState = opts.compareNaive === true ? new AlertState(config.history.naive.for, 0, 'max') : undefined;
   const ctx: SignalContext = signalContext(config, bounds);
   const specs = alertSpecs(config, groupingOf(config));
   const evaluated = specs.filter((s) => s.condition !== undefined);
@@ -138,6 +159,11 @@ export async function backtest(config: Config, files: readonly string[], opts: B
     const rate = win(config.pack.rateWindow);
     for (const spec of evaluated) if (spec.per.includes('cohort')) for (const cohort of ring.cohorts) instanceOf(spec, cohort);
     for (const i of instances) i.state.step(timeMs, evaluate(i.spec, i.cohort, win, ctx));
+    if (naiveState !== undefined) {
+      // sum(rate(…_sum[w])) / sum(rate(…_count[w])) > factor × baseline: every request, hit or not.
+      const mean = rate.linesNow === 0 ? undefined : (rate.sum('durationSum', true) ?? NaN) / (rate.sum('durationCount', true) ?? NaN);
+      naiveState.step(timeMs, mean !== undefined && mean > naiveThreshold ? mean : undefined);
+    }
     const value = (signal: 'hitRate' | 'aboveCeiling' | 'degraded' | 'warmupEfficiency' | 'requests' | 'hitRequests') => signalValue({ signal, window: config.pack.rateWindow }, rate, ctx);
     const p99 = hitQuantile(0.99, rate, bounds);
     await onRow({
@@ -171,7 +197,18 @@ export async function backtest(config: Config, files: readonly string[], opts: B
     firstP0,
     notEvaluated: specs.filter((s) => s.condition === undefined).map((s) => s.alert),
     group,
+    ...(naiveState === undefined ? {} : { naive: naiveOutcome(config, naiveThreshold, naiveState.intervals, alerts) }),
   };
+}
+
+function naiveOutcome(config: Config, thresholdSeconds: number, intervals: FiringInterval[], alerts: AlertOutcome[]): NaiveOutcome {
+  const naiveFirst = intervals[0]?.startMs;
+  const leads = LEAD_ALERTS.filter((name) => alerts.some((a) => a.alert === name)).map((alert) => {
+    const starts = alerts.filter((a) => a.alert === alert).flatMap((a) => a.intervals.map((i) => i.startMs));
+    const firstMs = starts.length === 0 ? undefined : Math.min(...starts);
+    return { alert, firstMs, leadMs: firstMs === undefined || naiveFirst === undefined ? undefined : naiveFirst - firstMs };
+  });
+  return { thresholdSeconds, factor: config.history.naive.factor, forMs: config.history.naive.for, intervals, leads };
 }
 
 /** The aggregation labels the target labels give a value (Prometheus drops an empty one), in pack.aggregationLabels' order. */
