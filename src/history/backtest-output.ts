@@ -2,7 +2,6 @@
 // the span), then what fired when. `text` for people, `json` for programs, `csv` (the table only) for
 // spreadsheets.
 import { formatDuration } from '../config/duration.js';
-import type { SignalRef } from '../pack/conditions.js';
 import type { FiringInterval } from './alert-state.js';
 import type { AlertOutcome, BacktestResult, BacktestRow, NaiveOutcome } from './backtest.js';
 import type { ReplaySummary } from './replay.js';
@@ -120,11 +119,12 @@ const pct = (x: number | undefined, digits = 2) => (x === undefined ? '-' : `${(
 const signedPct = (x: number | undefined) => (x === undefined ? '-' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`);
 const count = (x: number | undefined) => (x === undefined ? '-' : String(Math.round(x)));
 
-const RATIO_SIGNALS: ReadonlySet<SignalRef['signal']> = new Set(['hitRate', 'aboveCeiling', 'atOrBelowFloor', 'warmupEfficiency', 'parseErrorRatio', 'cohortAboveCeiling', 'sloErrorRatio']);
+const RATIO_SIGNALS: ReadonlySet<AlertOutcome['signal']> = new Set(['hitRate', 'aboveCeiling', 'atOrBelowFloor', 'warmupEfficiency', 'parseErrorRatio', 'cohortAboveCeiling', 'sloErrorRatio']);
 
 /** An alert's value as its signal is read: a share in %, a burn rate as a factor, a count as a number. */
 function peakText(a: AlertOutcome, value: number): string {
   if (RATIO_SIGNALS.has(a.signal)) return pct(value);
+  if (a.signal === 'p99Drift') return `${signedPct(value)} p99 drift`;
   if (a.signal === 'burnRate') return `${value.toFixed(1)}× the budget rate`;
   return count(value);
 }

@@ -36,7 +36,9 @@ const HEALTHY: Phase = { minutes: 20, slow: 0, degraded: 0 };
 const TAIL: Phase = { minutes: 40, slow: 0.3, degraded: 0.05 };
 const ALL_SLOW: Phase = { minutes: 20, slow: 1, degraded: 0.05 };
 
-describe('backtest --compare-naive', () => {
+// Each test runs the CLI's backtest 2–4 times, about a CPU-second each: at load 12 on 2 cores (a sixth of
+// a core) that is up to ~25 s, past the default 20 s.
+describe('backtest --compare-naive', { timeout: 60_000 }, () => {
   it('the naive alert fires late: the P0 fires ~40 minutes before it (JSON and text)', () => {
     const log = logOf('late.log', [HEALTHY, TAIL, ALL_SLOW]);
     const r = runCli(['backtest', '--compare-naive', '--format', 'json', log]);
