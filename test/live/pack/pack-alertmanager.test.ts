@@ -244,7 +244,7 @@ describe('P0 inhibition on a real Alertmanager (loopback)', () => {
     const kube = await runAlertmanager(KUBE, sink);
     daemons.push(kube.daemon);
     // A P0 muting its degraded warning is the sign the inhibitor has settled on these alerts.
-    const kubePosted = [
+    const kubePosted: { labels: Record<string, string> }[] = [
       { labels: { alertname: 'ZeroPlaneExporterAbsent', severity: 'warning' } },
       { labels: { alertname: 'ZeroPlaneExporterGone', severity: 'warning', cluster: 'eu', namespace: 'llm', job: 'llm-gateway' } },
       { labels: { alertname: P0, severity: 'critical', priority: 'P0', cluster: 'us', namespace: 'llm', job: 'llm-gateway' } },
