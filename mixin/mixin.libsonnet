@@ -50,6 +50,8 @@
     local as = split(a);
     local bs = split(b);
     [p, ((as[0] * bs[0] - p) + as[0] * bs[1] + as[1] * bs[0]) + as[1] * bs[1]],
+  // Trailing zeros off by index: std.rstripChars costs ~3 ms a call in jsonnet 0.18 (a slice per char).
+  local stripZeros(s) = local end(i) = if i > 0 && s[i - 1] == '0' then end(i - 1) else i; std.substr(s, 0, end(std.length(s))),
   local num(x, p) =
     local a = std.abs(x);
     if a == 0 then '0' else
@@ -66,17 +68,19 @@
       local exp = if m0 >= pow10(p) then e1 + 1 else e1;
       local digits = std.toString(if m0 >= pow10(p) then digitsAt(exp) else m0);
       local zeros(n) = std.join('', ['0' for _ in std.range(1, n)]);
-      local int = if exp < 0 then '0' else if exp + 1 >= p then digits + zeros(exp + 1 - p) else digits[0:exp + 1];
-      local frac = std.rstripChars(if exp < 0 then zeros(-exp - 1) + digits else if exp + 1 >= p then '' else digits[exp + 1:], '0');
+      local int = if exp < 0 then '0' else if exp + 1 >= p then digits + zeros(exp + 1 - p) else std.substr(digits, 0, exp + 1);
+      local frac = stripZeros(if exp < 0 then zeros(-exp - 1) + digits else if exp + 1 >= p then '' else std.substr(digits, exp + 1, p));
       (if x < 0 then '-' else '') + int + (if frac == '' then '' else '.' + frac),
   local r12(x) = std.parseJson(num(x, 12)),
+  // An object whose fields are computed once: C++ jsonnet evaluates an object's field again on every
+  // access, but an array element once. (Not std.parseJson(std.manifestJsonMinified(o)): jsonnet 0.18
+  // escapes every string of it char by char, the bulk of a whole evaluation's CPU.)
+  local once(o) = local keys = std.objectFields(o); local vals = [o[k] for k in keys]; { [keys[i]]: vals[i] for i in std.range(0, std.length(keys) - 1) },
 
   // The values a threshold decides, with the generators' arithmetic (src/mixin/render-mixin.ts
   // thresholdValues: thresholds(), slos(), errorRatioThreshold()).
   local budget = { 'hit-rate': r12(1 - cfg.hitRateObjective), latency: r12(1 - cfg.latencyObjective) },
-  // Computed once (C++ jsonnet evaluates an object's field again on every access); a double manifests
-  // with 17 digits, so it parses back to itself.
-  local values = std.parseJson(std.manifestJsonMinified(valueFields)),
+  local values = once(valueFields),
   local valueFields = {
     baseline: r12(cfg.baselineSeconds),
     ceiling: r12(cfg.baselineSeconds * (1 + cfg.tolerance)),
@@ -92,7 +96,7 @@
     'budget.hit-rate': budget['hit-rate'],
     'budget.latency': budget.latency,
   } + {
-    ['limit.%s.%d' % [slo, i]]: r12(cfg.burnFactors[i] * budget[slo])
+    ['limit.' + slo + '.' + i]: r12(cfg.burnFactors[i] * budget[slo])
     for slo in ['hit-rate', 'latency']
     for i in std.range(0, std.length(cfg.burnFactors) - 1)
   },
@@ -106,40 +110,43 @@
   local checked = std.length(notNumbers) == 0 || error '_config: not a number: ' + std.join(', ', notNumbers),
 
   // Every token (src/pack/grouping.ts templateGrouping, and the thresholds') and its text for _config.
+  // Joined with +, not `%`: std.format is jsonnet code in 0.18, about a millisecond a call.
   local tokenFields = {
     by: std.join(', ', labels),
-    labelsText: std.join('/', ['{{ $labels.%s }}' % l for l in labels]),
+    labelsText: std.join('/', ['{{ $labels.' + l + ' }}' for l in labels]),
     labelWords: std.join('/', labels),
-    queryMatchers: std.join(',', ["%s='%%s'" % l for l in labels]),
+    queryMatchers: std.join(',', [l + "='%s'" for l in labels]),
     queryArgs: std.join(' ', ['$labels.' + l for l in labels]),
     selector: cfg.selector,
-    variableMatchers: std.join(', ', ['%s=~"$%s"' % [l, l] for l in labels]),
-    legend: std.join(' ', ['{{%s}}' % l for l in labels]),
+    variableMatchers: std.join(', ', [l + '=~"$' + l + '"' for l in labels]),
+    legend: std.join(' ', ['{{' + l + '}}' for l in labels]),
     runbookUrl: cfg.runbookUrl,
     // Filled per dashboard variable below.
     label: '@@label@@',
     previous: '@@previous@@',
   } + {
-    ['%s.%s' % [name, f]]: formats[f](values[name])
+    [name + '.' + f]: formats[f](values[name])
     for name in std.objectFields(values)
     for f in std.objectFields(formats)
   },
   // Tokens stand inside JSON strings or as JSON numbers, so the files' text is filled before parsing, in
-  // one pass: split on `@` (the generator puts none elsewhere), every fourth part is a token's name.
-  local jsonEscaped(v) = local q = std.escapeStringJson(v); std.substr(q, 1, std.length(q) - 2),
+  // one pass: split on `@` (the generator puts none elsewhere), every fourth part is a token's name
+  // (`a@@t@@b` splits to a, '', t, '', b).
+  // std.escapeStringJson works char by char (~2 ms a token); only `\` and `"` need escaping unless a
+  // control character is there (what escapeStringJson writes as \uXXXX).
+  local control(v) = std.length([c for c in std.stringChars(v) if std.codepoint(c) < 32 || (std.codepoint(c) >= 127 && std.codepoint(c) <= 159)]) > 0,
+  local jsonEscaped(v) =
+    if control(v) then local q = std.escapeStringJson(v); std.substr(q, 1, std.length(q) - 2)
+    else std.strReplace(std.strReplace(v, '\\', '\\\\'), '"', '\\"'),
+  // Each token's text, computed on its first use and then kept (once() is lazy per field).
+  local tokens = once({ [n]: jsonEscaped(tokenFields[n]) for n in std.objectFields(tokenFields) }),
+  local token(name) = if std.objectHas(tokens, name) then tokens[name] else error 'mixin: unknown token ' + name,
+  // std.makeArray, not a comprehension with `if` and no std.set of the names: in jsonnet 0.18 those are
+  // jsonnet code, a tenth of a second each over the dashboards' 2 300 parts.
   local load(text) =
     assert checked;
     local parts = std.split(text, '@');
-    local names = std.set([parts[i] for i in std.range(0, std.length(parts) - 1) if i % 4 == 2]);
-    local unknown = [n for n in names if !std.objectHas(tokenFields, n)];
-    assert unknown == [] : 'mixin: unknown tokens ' + std.join(', ', unknown);
-    // The file's tokens, each computed once (C++ jsonnet evaluates an object's field on every access).
-    local tokens = std.parseJson(std.manifestJsonMinified({ [n]: jsonEscaped(tokenFields[n]) for n in names }));
-    std.parseJson(std.join('', [
-      if i % 4 == 2 then tokens[parts[i]]
-      else parts[i]
-      for i in std.range(0, std.length(parts) - 1)
-    ])),
+    std.parseJson(std.join('', std.makeArray(std.floor((std.length(parts) + 1) / 2), function(k) if k % 2 == 1 then token(parts[2 * k]) else parts[2 * k]))),
   local replaceIn(s, table) = std.foldl(function(acc, k) std.strReplace(acc, k, table[k]), std.objectFields(table), s),
   local fill(x, table) =
     if std.isString(x) then replaceIn(x, table)
@@ -152,7 +159,7 @@
   local groupVariables(v) = [
     fill(v, {
       '@@label@@': labels[i],
-      '@@previous@@': std.join('', [', %s=~"$%s"' % [p, p] for p in labels[0:i]]),
+      '@@previous@@': std.join('', [', ' + p + '=~"$' + p + '"' for p in labels[0:i]]),
     }) + { label: title(labels[i]) }
     for i in std.range(0, std.length(labels) - 1)
   ],

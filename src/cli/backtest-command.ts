@@ -8,6 +8,7 @@ import { BACKTEST_FORMATS, backtestWriter, type BacktestFormat } from '../histor
 import { UsageError } from './flags.js';
 import type { OutputStream } from './output-stream.js';
 import { inputHints } from './input-hints.js';
+import { targetLabels } from './target-labels.js';
 import { timelineExit } from './timeline-exit.js';
 import { limitError, maxBlocks, timelineStep } from './timeline-limits.js';
 
@@ -15,6 +16,10 @@ export interface BacktestArgs {
   files: string[];
   format: string;
   step: string | undefined;
+  /** --label NAME=VALUE: target labels, as `export --label` (default job from pack.selector, instance=backfill). */
+  labels?: string[] | undefined;
+  /** --compare-naive: the naive mean-latency alert and the pack's lead over it. */
+  compareNaive?: boolean;
   /** --max-blocks (the default when undefined): the longest timeline, in 2 h blocks. */
   maxBlocks?: string;
   /** Aborted (SIGTERM, SIGINT): the replay stops between chunks and steps. */
@@ -27,10 +32,11 @@ export async function runBacktest(config: Config, args: BacktestArgs, out: Outpu
   // At most the rate window: a step must divide it (checked below with every window).
   const stepMs = args.step === undefined ? config.pack.evaluationInterval : timelineStep(args.step, config.pack.rateWindow);
   const blocks = maxBlocks(args.maxBlocks);
+  const labels = targetLabels(config, args.labels ?? []);
   const uneven = backtestWindows(config).filter((w) => w % stepMs !== 0);
   if (uneven.length > 0) throw new UsageError(`--step ${formatDuration(stepMs)} must divide every window the alerts read; it does not divide ${uneven.map(formatDuration).join(', ')}`);
   const writer = backtestWriter(args.format as BacktestFormat, (text) => out.write(text), config.pack.rateWindow);
-  const options = { stepMs, nowMs, input: inputHints(hint, undefined), interrupt: args.interrupt, maxSpanMs: blocks * BLOCK_MS };
+  const options = { stepMs, nowMs, input: inputHints(hint, undefined), interrupt: args.interrupt, maxSpanMs: blocks * BLOCK_MS, targetLabels: labels, compareNaive: args.compareNaive === true };
   const result = await backtest(config, args.files, options, (row) => writer.row(row)).catch((err: unknown) => {
     throw limitError('backtest', err, blocks);
   });

@@ -114,6 +114,13 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'format', type: 'string', help: 'Output format: text or json (one object).', default: 'text', commands: ['probe'] },
   { name: 'module', type: 'string', help: 'The probe.modules entry to probe with; may be left out when only one is configured.', commands: ['probe'] },
   {
+    name: 'format',
+    type: 'string',
+    help: "files (every part, into the directories below) or sloth (the pack's SLOs as a Sloth prometheus/v1 spec, on stdout; nothing written).",
+    default: 'files',
+    commands: ['generate'],
+  },
+  {
     name: 'step',
     type: 'string',
     help: "Evaluation step on the log's timeline, whole seconds from 1s to pack.rateWindow; must divide pack.rateWindow and every SLO window. Default: pack.evaluationInterval (30s unless configured).",
@@ -138,6 +145,19 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'A target label NAME=VALUE on every series, as the scrape would add it; repeat for more. job and instance default to the job in pack.selector (else zero-plane-exporter) and "backfill".',
     multiple: true,
     commands: ['export'],
+  },
+  {
+    name: 'label',
+    type: 'string',
+    help: 'A target label NAME=VALUE of the series backtested, as `export --label` writes it (the same labels sum in the same order, to the last bit); those in pack.aggregationLabels name the group on every alert. Repeat for more.',
+    multiple: true,
+    commands: ['backtest'],
+  },
+  {
+    name: 'compare-naive',
+    type: 'boolean',
+    help: 'Also evaluate a naive alert on mean latency (history.naive: above 1.1 × the baseline for 5m) and print how many minutes before it the P0 and the warm-up alerts fired.',
+    commands: ['backtest'],
   },
   {
     name: 'max-blocks',

@@ -82,7 +82,15 @@ export async function main(argv: string[]): Promise<number> {
         return await oneShot(command, 'backtest interrupted', signalled, log, (interrupt) =>
           runBacktest(
             config,
-            { files: flags.positionals, format: flagString(flags, 'format') as string, step: flagString(flags, 'step'), maxBlocks: flagString(flags, 'max-blocks'), interrupt },
+            {
+              files: flags.positionals,
+              format: flagString(flags, 'format') as string,
+              step: flagString(flags, 'step'),
+              labels: flagStrings(flags, 'label'),
+              compareNaive: flags.values['compare-naive'] === true,
+              maxBlocks: flagString(flags, 'max-blocks'),
+              interrupt,
+            },
             outputStream(process.stdout),
             (text) => process.stderr.write(text),
           ),
@@ -131,6 +139,13 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'generate': {
         noPositionals(flags, command);
+        const format = flagString(flags, 'format');
+        if (format === 'sloth') {
+          const { renderSlothSpec } = await import('../pack/sloth-spec.js');
+          process.stdout.write(renderSlothSpec(config));
+          return 0;
+        }
+        if (format !== 'files') throw new UsageError(`--format must be files or sloth, not "${format}"`);
         const [{ makeOutDir, writeFiles }, { renderPack }, { renderDashboards }, { renderMixin }, { renderDeploy }] = await Promise.all([
           import('./write-files.js'),
           import('../pack/render-pack.js'),

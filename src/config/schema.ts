@@ -709,6 +709,14 @@ export const historySchema = z
       })
       .strict()
       .default({ iterations: 2000, confidence: 0.95, seed: 1, minWindows: 10 }),
+    /**
+     * `backtest --compare-naive`: the alert the pack's are measured against, as a team without the pack
+     * writes it: the mean latency of every request over pack.rateWindow above factor × signals.baselineSeconds for `for`.
+     */
+    naive: z
+      .object({ factor: z.number().gt(0).max(100).default(1.1), for: duration.default(300_000) })
+      .strict()
+      .default({ factor: 1.1, for: 300_000 }),
   })
   .strict();
 

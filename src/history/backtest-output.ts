@@ -2,9 +2,8 @@
 // the span), then what fired when. `text` for people, `json` for programs, `csv` (the table only) for
 // spreadsheets.
 import { formatDuration } from '../config/duration.js';
-import type { SignalRef } from '../pack/conditions.js';
 import type { FiringInterval } from './alert-state.js';
-import type { AlertOutcome, BacktestResult, BacktestRow } from './backtest.js';
+import type { AlertOutcome, BacktestResult, BacktestRow, NaiveOutcome } from './backtest.js';
 import type { ReplaySummary } from './replay.js';
 
 export type BacktestFormat = 'text' | 'json' | 'csv';
@@ -80,10 +79,23 @@ function jsonWriter(write: Write): BacktestWriter {
         firstP0: result.firstP0 === undefined ? null : interval(result.firstP0),
         alerts: result.alerts.map((a) => ({ name: a.alert, labels: a.labels, for: formatDuration(a.forMs), keepFiringFor: formatDuration(a.keepFiringForMs), intervals: a.intervals.map(interval) })),
         notEvaluated: result.notEvaluated,
+        group: result.group,
+        ...(result.naive === undefined ? {} : { naive: naiveJson(result.naive, interval) }),
       };
       const tail = JSON.stringify(rest, null, 2).slice(1); // the object's members, after its opening brace
       await write(`${rows === 0 ? '{\n  "steps": []' : '\n  ]'},${tail}\n`);
     },
+  };
+}
+
+/** --compare-naive in JSON: the naive alert, and each lead alert's first firing and its lead in minutes (null: one of them never fired). */
+function naiveJson(n: NaiveOutcome, interval: (i: FiringInterval) => unknown) {
+  return {
+    factor: n.factor,
+    thresholdSeconds: n.thresholdSeconds,
+    for: formatDuration(n.forMs),
+    intervals: n.intervals.map(interval),
+    leads: n.leads.map((l) => ({ alert: l.alert, first: l.firstMs === undefined ? null : iso(l.firstMs), minutesBeforeNaive: l.leadMs === undefined ? null : l.leadMs / 60_000 })),
   };
 }
 
@@ -107,11 +119,12 @@ const pct = (x: number | undefined, digits = 2) => (x === undefined ? '-' : `${(
 const signedPct = (x: number | undefined) => (x === undefined ? '-' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)} %`);
 const count = (x: number | undefined) => (x === undefined ? '-' : String(Math.round(x)));
 
-const RATIO_SIGNALS: ReadonlySet<SignalRef['signal']> = new Set(['hitRate', 'aboveCeiling', 'atOrBelowFloor', 'warmupEfficiency', 'parseErrorRatio', 'cohortAboveCeiling', 'sloErrorRatio']);
+const RATIO_SIGNALS: ReadonlySet<AlertOutcome['signal']> = new Set(['hitRate', 'aboveCeiling', 'atOrBelowFloor', 'warmupEfficiency', 'parseErrorRatio', 'cohortAboveCeiling', 'sloErrorRatio']);
 
 /** An alert's value as its signal is read: a share in %, a burn rate as a factor, a count as a number. */
 function peakText(a: AlertOutcome, value: number): string {
   if (RATIO_SIGNALS.has(a.signal)) return pct(value);
+  if (a.signal === 'p99Drift') return `${signedPct(value)} p99 drift`;
   if (a.signal === 'burnRate') return `${value.toFixed(1)}× the budget rate`;
   return count(value);
 }
@@ -154,6 +167,8 @@ function summaryText(result: BacktestResult): string {
         .join(', ') || 'none'
     }`,
   );
+  const group = Object.entries(result.group).map(([k, v]) => `${k}="${v}"`);
+  out.push(`group: ${group.length === 0 ? 'no aggregation label among the target labels (--label)' : group.join(', ')}`);
   out.push('');
   const p0 = result.firstP0;
   out.push(
@@ -175,8 +190,30 @@ function summaryText(result: BacktestResult): string {
     });
   }
   if (result.notEvaluated.length > 0) out.push(`Not evaluated (the exporter's own health, not in a log): ${result.notEvaluated.join(', ')}`);
+  if (result.naive !== undefined) out.push('', ...naiveText(result.naive));
   return `${out.join('\n')}\n`;
 }
+
+/** --compare-naive in text: when the naive alert fired, and how long before it each lead alert did. */
+function naiveText(n: NaiveOutcome): string[] {
+  const first = n.intervals[0];
+  const out = [
+    `Naive alert (mean latency of every request over the rate window above ${n.factor} × the baseline, ${Number((n.thresholdSeconds * 1000).toPrecision(10))} ms, for ${formatDuration(n.forMs)}; history.naive): ` +
+      (first === undefined ? 'never fired' : `first fired ${iso(first.startMs)}`),
+  ];
+  const width = Math.max(...n.leads.map((l) => l.alert.length));
+  for (const l of n.leads) {
+    let what: string;
+    if (l.firstMs === undefined) what = 'never fired';
+    else if (l.leadMs === undefined) what = `fired ${iso(l.firstMs)}; the naive alert never did`;
+    else if (l.leadMs === 0) what = `fired ${iso(l.firstMs)}, with the naive alert`;
+    else what = `fired ${iso(l.firstMs)}, ${minutes(Math.abs(l.leadMs))} ${l.leadMs > 0 ? 'before' : 'after'} the naive alert`;
+    out.push(`  ${l.alert.padEnd(width)}  ${what}`);
+  }
+  return out;
+}
+
+const minutes = (ms: number) => `${Number((ms / 60_000).toFixed(1))} minute${ms === 60_000 ? '' : 's'}`;
 
 /** "47m30s", "2h5m": how long, in words an SRE reads at a glance. */
 function spanText(ms: number): string {

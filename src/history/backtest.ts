@@ -3,11 +3,13 @@
 // alert of src/pack/alert-specs.ts with a condition over the log is evaluated from them as Prometheus
 // evaluates the recording rules over an export (recorded-signals.ts): the same comparisons, thresholds, windows and traffic guards, from the
 // same specs the rules are rendered from, and the same pending/for/keep_firing_for states as Prometheus
-// (alert-state.ts). The whole input is one aggregation group (one job); the canary is per cohort.
+// (alert-state.ts). The whole input is one aggregation group (one job); the canary is per cohort. The two
+// early warnings of early-warning.ts are PromQL, not conditions: earlyWarnings() reads their rules.
 import type { Config } from '../config/schema.js';
 import type { InputEvents } from '../record/source-inputs.js';
 import { histogramBuckets, thresholds } from '../metrics/buckets.js';
 import { alertSpecs, P0_ALERT } from '../pack/alert-specs.js';
+import { DRIFT_CREEPING_ALERT, earlyWarningSpecs, WARMUP_SLIDING_ALERT } from '../pack/early-warning.js';
 import { holds, type AlertSpec, type Comparison, type SignalRef } from '../pack/conditions.js';
 import { groupingOf } from '../pack/grouping.js';
 import { sloWindows } from '../pack/slos.js';
@@ -27,14 +29,33 @@ export interface BacktestOptions {
   /** The longest timeline (ReplayOptions.maxSpanMs). */
   maxSpanMs?: number;
   /**
-   * The names of the target labels of the export this backtest is to agree with (`export --label`;
-   * default job and instance): they can change the order Prometheus sums series in, so the last bit.
+   * The target labels of the export this backtest is to agree with (`--label`, as `export --label`;
+   * default job and instance): their names can change the order Prometheus sums series in, so the last
+   * bit, and those that are aggregation labels name the group every alert is of.
    */
-  targetLabelNames?: readonly string[];
+  targetLabels?: readonly (readonly [string, string])[];
+  /** Also evaluate the naive mean-latency alert (history.naive) and how much earlier the pack's fired (--compare-naive). */
+  compareNaive?: boolean;
 }
 
-/** The target labels an export writes unless told otherwise. */
-const DEFAULT_TARGET_LABEL_NAMES: readonly string[] = ['job', 'instance'];
+/** The alerts whose lead over the naive alert `--compare-naive` reports: the P0 and the warm-up alerts. */
+export const LEAD_ALERTS = [P0_ALERT, 'ZeroPlaneWarmupEfficiencyLow', WARMUP_SLIDING_ALERT] as const;
+
+export interface NaiveOutcome {
+  /** factor × baseline, seconds: the mean latency it fires above. */
+  thresholdSeconds: number;
+  factor: number;
+  forMs: number;
+  intervals: FiringInterval[];
+  /** Per LEAD_ALERTS alert that was evaluated: its first firing and how long before the naive alert's first (negative: after). */
+  leads: { alert: string; firstMs: number | undefined; leadMs: number | undefined }[];
+}
+
+/** The target labels an export writes unless told otherwise (their values only name the group). */
+const DEFAULT_TARGET_LABELS: readonly (readonly [string, string])[] = [
+  ['job', 'zero-plane-exporter'],
+  ['instance', 'backfill'],
+];
 
 /** The four signals (and the share above the ceiling) over the rate window at one step, as the recording rules have them. */
 export interface BacktestRow {
@@ -53,9 +74,9 @@ export interface BacktestRow {
 
 export interface AlertOutcome {
   alert: string;
-  /** What the alert's value is: its first comparison's signal (the peak is one of these). */
-  signal: SignalRef['signal'];
-  /** The rule's labels, and `cohort` for the canary. */
+  /** What the alert's value is: its first comparison's signal (the peak is one of these), or the early warning's p99 drift. */
+  signal: SignalRef['signal'] | 'p99Drift';
+  /** The group's labels (BacktestResult.group), the rule's, and `cohort` for the canary. */
   labels: Record<string, string>;
   forMs: number;
   keepFiringForMs: number;
@@ -72,11 +93,15 @@ export interface BacktestResult {
   firstP0: FiringInterval | undefined;
   /** Alerts on the exporter itself (scrapes, absent targets, stalled sources): not in a log. */
   notEvaluated: string[];
+  /** The aggregation group the whole input is: the target labels that are pack.aggregationLabels, in their order. */
+  group: Record<string, string>;
+  /** With compareNaive. */
+  naive?: NaiveOutcome;
 }
 
-/** Every window an evaluated alert reads: the rate window and each SLO burn-rate window. */
+/** Every window an evaluated alert reads: the rate window, each SLO burn-rate window, the early warnings' window. */
 export function backtestWindows(config: Config): number[] {
-  return [...new Set([config.pack.rateWindow, ...sloWindows(config)])];
+  return [...new Set([config.pack.rateWindow, ...sloWindows(config), config.pack.earlyWarning.window])];
 }
 
 interface Instance {
@@ -84,6 +109,10 @@ interface Instance {
   cohort: string | undefined;
   name: string;
   state: AlertState;
+  /** What the alert's value is (AlertOutcome.signal). */
+  signal: AlertOutcome['signal'];
+  /** The early warnings (PromQL `expr`, no condition): their value at this step, from early-warnings.ts. */
+  value?: (win: (ms: number) => WindowSums) => number | undefined;
 }
 
 export async function backtest(config: Config, files: readonly string[], opts: BacktestOptions, onRow: (row: BacktestRow) => void | Promise<void>): Promise<BacktestResult> {
@@ -93,15 +122,21 @@ export async function backtest(config: Config, files: readonly string[], opts: B
   if (bad !== undefined) throw new Error(`the step (${step} ms) must divide every window the alerts read (${bad} ms does not)`);
   const bounds = histogramBuckets(config);
   const t = thresholds(config.signals);
+  const target = opts.targetLabels ?? DEFAULT_TARGET_LABELS;
+  const group = groupOf(config, target);
   const ring = new SeriesTotals({
     bounds,
     ceiling: t.ceiling,
     stepMs: step,
     longestWindowMs: Math.max(...windows),
-    rateWindowMs: config.pack.rateWindow,
+    // The rate window's series are kept for the early warnings' window too (hourly warm-up and buckets).
+    rateWindowMs: Math.max(config.pack.rateWindow, config.pack.earlyWarning.window),
     stableCohorts: config.signals.stableCohorts,
-    targetLabelNames: opts.targetLabelNames ?? DEFAULT_TARGET_LABEL_NAMES,
+    targetLabelNames: target.map(([name]) => name),
+    naive: opts.compareNaive === true,
   });
+  const naiveThreshold = Number((config.history.naive.factor * t.baseline).toPrecision(12));
+  const naiveState = opts.compareNaive === true ? new AlertState(config.history.naive.for, 0, 'max') : undefined;
   const ctx: SignalContext = signalContext(config, bounds);
   const specs = alertSpecs(config, groupingOf(config));
   const evaluated = specs.filter((s) => s.condition !== undefined);
@@ -112,12 +147,19 @@ export async function backtest(config: Config, files: readonly string[], opts: B
       const first = spec.condition?.comparisons[0] as Comparison;
       const labels = { ...instanceLabels(spec), ...(cohort === undefined ? {} : { cohort }) };
       const shown = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-      i = { spec, cohort, name: shown.length === 0 ? spec.alert : `${spec.alert}{${shown.join(',')}}`, state: new AlertState(spec.for, spec.keepFiringFor, first.op === '<' ? 'min' : 'max') };
+      const name = shown.length === 0 ? spec.alert : `${spec.alert}{${shown.join(',')}}`;
+      i = { spec, cohort, name, state: new AlertState(spec.for, spec.keepFiringFor, first.op === '<' ? 'min' : 'max'), signal: first.ref.signal };
       instances.push(i);
     }
     return i;
   };
   for (const spec of evaluated) if (!spec.per.includes('cohort')) instanceOf(spec, undefined);
+  const early = earlyWarnings(config, ctx, t.baseline);
+  for (const spec of earlyWarningSpecs(config, groupingOf(config))) {
+    const e = early.get(spec.alert);
+    if (e === undefined) continue;
+    instances.push({ spec, cohort: undefined, name: spec.alert, state: new AlertState(spec.for, spec.keepFiringFor, e.extreme), signal: e.signal, value: e.value });
+  }
 
   const summary = await replay(config, files, { stepMs: step, nowMs: opts.nowMs, input: opts.input, interrupt: opts.interrupt, maxSpanMs: opts.maxSpanMs }, async (timeMs, pipeline) => {
     ring.push(timeMs, pipeline.metrics);
@@ -129,7 +171,13 @@ export async function backtest(config: Config, files: readonly string[], opts: B
     };
     const rate = win(config.pack.rateWindow);
     for (const spec of evaluated) if (spec.per.includes('cohort')) for (const cohort of ring.cohorts) instanceOf(spec, cohort);
-    for (const i of instances) i.state.step(timeMs, evaluate(i.spec, i.cohort, win, ctx));
+    early.record(timeMs, win);
+    for (const i of instances) i.state.step(timeMs, i.value === undefined ? evaluate(i.spec, i.cohort, win, ctx) : i.value(win));
+    if (naiveState !== undefined) {
+      // sum(rate(…_sum[w])) / sum(rate(…_count[w])) > factor × baseline: every request, hit or not.
+      const mean = rate.linesNow === 0 ? undefined : (rate.sum('durationSum', true) ?? NaN) / (rate.sum('durationCount', true) ?? NaN);
+      naiveState.step(timeMs, mean !== undefined && mean > naiveThreshold ? mean : undefined);
+    }
     const value = (signal: 'hitRate' | 'aboveCeiling' | 'degraded' | 'warmupEfficiency' | 'requests' | 'hitRequests') => signalValue({ signal, window: config.pack.rateWindow }, rate, ctx);
     const p99 = hitQuantile(0.99, rate, bounds);
     await onRow({
@@ -147,8 +195,8 @@ export async function backtest(config: Config, files: readonly string[], opts: B
 
   const alerts = instances.map((i) => ({
     alert: i.spec.alert,
-    signal: (i.spec.condition?.comparisons[0] as Comparison).ref.signal,
-    labels: { ...i.spec.labels, ...(i.cohort === undefined ? {} : { cohort: i.cohort }) },
+    signal: i.signal,
+    labels: { ...group, ...i.spec.labels, ...(i.cohort === undefined ? {} : { cohort: i.cohort }) },
     forMs: i.spec.for,
     keepFiringForMs: i.spec.keepFiringFor,
     intervals: i.state.intervals,
@@ -162,7 +210,114 @@ export async function backtest(config: Config, files: readonly string[], opts: B
     alerts,
     firstP0,
     notEvaluated: specs.filter((s) => s.condition === undefined).map((s) => s.alert),
+    group,
+    ...(naiveState === undefined ? {} : { naive: naiveOutcome(config, naiveThreshold, naiveState.intervals, alerts) }),
   };
+}
+
+function naiveOutcome(config: Config, thresholdSeconds: number, intervals: FiringInterval[], alerts: AlertOutcome[]): NaiveOutcome {
+  const naiveFirst = intervals[0]?.startMs;
+  const leads = LEAD_ALERTS.filter((name) => alerts.some((a) => a.alert === name)).map((alert) => {
+    const starts = alerts.filter((a) => a.alert === alert).flatMap((a) => a.intervals.map((i) => i.startMs));
+    const firstMs = starts.length === 0 ? undefined : Math.min(...starts);
+    return { alert, firstMs, leadMs: firstMs === undefined || naiveFirst === undefined ? undefined : naiveFirst - firstMs };
+  });
+  return { thresholdSeconds, factor: config.history.naive.factor, forMs: config.history.naive.for, intervals, leads };
+}
+
+/** The aggregation labels the target labels give a value (Prometheus drops an empty one), in pack.aggregationLabels' order. */
+function groupOf(config: Config, target: readonly (readonly [string, string])[]): Record<string, string> {
+  const values = new Map(target);
+  const group: Record<string, string> = {};
+  for (const name of config.pack.aggregationLabels) {
+    const v = values.get(name);
+    if (v !== undefined && v !== '') group[name] = v;
+  }
+  return group;
+}
+
+interface EarlyWarning {
+  signal: AlertOutcome['signal'];
+  extreme: 'max' | 'min';
+  value: (win: (ms: number) => WindowSums) => number | undefined;
+}
+
+/**
+ * ZeroPlaneWarmupEfficiencySliding and ZeroPlaneP99DriftCreeping (early-warning.ts) as Prometheus 2.42
+ * evaluates their rules over an export: the 1 h warm-up efficiency and p99 drift as the 5 m ones (the same
+ * arithmetic over the early-warning window), and the 7 d level as its subquery has it,
+ * sum_over_time((eff1h × warmup1h)[7d:1h]) / sum_over_time(warmup1h[7d:1h]): the recorded 1 h values at
+ * each multiple of the window (Prometheus aligns subquery steps to the epoch) from the level's start to
+ * now, both ends included, summed in time order. An hour whose 1 h efficiency is 0/0 (no warm-up
+ * outcome, while the series exist) is NaN there as in Prometheus, and so is the level for 7 d after.
+ * `record` is told every step before the alerts read the level.
+ */
+function earlyWarnings(config: Config, ctx: SignalContext, baseline: number): Map<string, EarlyWarning> & { record(timeMs: number, win: (ms: number) => WindowSums): void } {
+  const e = config.pack.earlyWarning;
+  const s = config.signals;
+  const min = config.alerts.minRequests;
+  const window = e.window;
+  const hourly: { timeMs: number; product: number; outcomes: number }[] = [];
+  let level: number | undefined;
+  const efficiency = (w: WindowSums): number | undefined => {
+    if (w.linesNow === 0) return undefined;
+    const outcomes = w.sum('warmup', true);
+    const hits = w.sum('warmupHits', true);
+    return outcomes === undefined || hits === undefined ? undefined : hits / outcomes;
+  };
+  const map = new Map<string, EarlyWarning>([
+    [
+      WARMUP_SLIDING_ALERT,
+      {
+        signal: 'warmupEfficiency',
+        extreme: 'min',
+        value: (win) => {
+          const w = win(window);
+          const eff = efficiency(w);
+          const outcomes = signalValue({ signal: 'warmupOutcomes', window }, w, ctx);
+          if (eff === undefined || level === undefined || outcomes === undefined) return undefined;
+          return eff < level - e.warmupDrop && eff >= s.warmupEfficiencyTarget && outcomes >= min ? eff : undefined;
+        },
+      },
+    ],
+    [
+      DRIFT_CREEPING_ALERT,
+      {
+        signal: 'p99Drift',
+        extreme: 'max',
+        value: (win) => {
+          const w = win(window);
+          const p99 = hitQuantile(0.99, w, ctx.bounds);
+          const requests = signalValue({ signal: 'hitRequests', window }, w, ctx);
+          if (p99 === undefined || requests === undefined) return undefined;
+          const drift = p99 / baseline - 1;
+          return drift > e.driftAbove && drift <= s.tolerance && requests >= min ? drift : undefined;
+        },
+      },
+    ],
+  ]);
+  return Object.assign(map, {
+    record(timeMs: number, win: (ms: number) => WindowSums) {
+      const w = win(window);
+      if (timeMs % window === 0) {
+        const eff = efficiency(w);
+        const outcomes = w.linesNow === 0 ? undefined : w.sum('warmup', true);
+        if (eff !== undefined && outcomes !== undefined) hourly.push({ timeMs, product: eff * outcomes, outcomes });
+      }
+      while (hourly.length > 0 && (hourly[0] as { timeMs: number }).timeMs < timeMs - e.baselineWindow) hourly.shift();
+      if (hourly.length === 0) {
+        level = undefined;
+        return;
+      }
+      let product = 0;
+      let outcomes = 0;
+      for (const h of hourly) {
+        product += h.product;
+        outcomes += h.outcomes;
+      }
+      level = product / outcomes;
+    },
+  });
 }
 
 /** The labels that tell a rule's instances apart in output (the SLO pairs' windows), not severity or priority. */

@@ -17,7 +17,8 @@ import { canonicalNumber } from '../metrics/openmetrics.js';
 import { compareLabels, extrapolatedRate, storedLabels, type StoredLabels } from './prometheus-rate.js';
 
 /** What a rule selects: a metric with a label filter. `bucket:<i>` is the Zero-Plane bucket at bounds[i] (`+Inf` at bounds.length). */
-export type Selection = 'requests' | 'hitRequests' | 'notHitRequests' | 'hitCount' | 'degraded' | 'warmup' | 'warmupHits' | 'optInMalformed' | 'parseErrors' | 'lines' | `bucket:${number}`;
+export type Selection =
+  'durationSum' | 'durationCount' | 'requests' | 'hitRequests' | 'notHitRequests' | 'hitCount' | 'degraded' | 'warmup' | 'warmupHits' | 'optInMalformed' | 'parseErrors' | 'lines' | `bucket:${number}`;
 
 type Family = { name: string; labelNames: readonly string[]; eachSeries(): Iterable<{ labels: readonly string[]; value: number }> };
 
@@ -58,6 +59,8 @@ export interface SeriesTotalsOptions {
    * series, so only their names can change the order).
    */
   targetLabelNames: readonly string[];
+  /** Also keep every request's latency _sum and _count (hit or not) for the rate window: the naive mean-latency alert. */
+  naive?: boolean;
 }
 
 /** Rows of per-series totals, one per step, `size` kept; a row is as wide as the series were at its step. */
@@ -84,6 +87,8 @@ export class SeriesTotals {
   private readonly selections = new Map<Selection, SeriesColumn[]>();
   /** Per family series object (stable handles), its columns in the order its values are written. */
   private readonly columnsOf = new Map<object, SeriesColumn[]>();
+  /** Per latency series, its _sum and _count columns (with SeriesTotalsOptions.naive). */
+  private readonly naiveOf = new Map<object, readonly [SeriesColumn, SeriesColumn]>();
   private readonly stable: ReadonlySet<string>;
   private readonly ceilingIndex: number;
   private readonly target: readonly (readonly [string, string])[];
@@ -136,6 +141,12 @@ export class SeriesTotals {
         }
       }
       this.columnsOf.set(s, cols);
+      if (this.o.naive === true) {
+        this.naiveOf.set(s, [
+          this.column(SHORT, `${d.name}_sum`, d.labelNames, s.labels, undefined, cohortOf(s.labels), ['durationSum']),
+          this.column(SHORT, `${d.name}_count`, d.labelNames, s.labels, undefined, cohortOf(s.labels), ['durationCount']),
+        ]);
+      }
     }
     const rows = [this.rings[LONG].take(this.pushed), this.rings[SHORT].take(this.pushed)] as const;
     const put = (c: SeriesColumn, v: number) => {
@@ -143,6 +154,11 @@ export class SeriesTotals {
     };
     for (const [family] of scalars) for (const s of family.eachSeries()) for (const c of this.columnsOf.get(s) as SeriesColumn[]) put(c, s.value);
     for (const s of d.eachSeries()) {
+      const naive = this.naiveOf.get(s);
+      if (naive !== undefined) {
+        put(naive[0], s.sum);
+        put(naive[1], s.count);
+      }
       const cols = this.columnsOf.get(s) as SeriesColumn[];
       if (cols.length === 0) continue;
       put(cols[0] as SeriesColumn, s.count);
@@ -221,3 +237,6 @@ export class SeriesTotals {
     };
   }
 }
+
+/** The cohort label of a latency series (hit, model, route, cohort). */
+const cohortOf = (labels: readonly string[]) => labels[3] as string;

@@ -17,6 +17,18 @@ import { SLO_ALERTS } from './slos.js';
  */
 export const P0_INHIBITS = ['ZeroPlaneP99DriftOutOfBand', 'ZeroPlaneDegradedRequests', 'ZeroPlaneCanaryRollback', SLO_ALERTS.latency] as const;
 
+const ABSENT_ALERT = 'ZeroPlaneExporterAbsent';
+const GONE_ALERT = 'ZeroPlaneExporterGone';
+
+/**
+ * The labels `absent(up{<selector>})` gives its result: each `name="value"` matcher of pack.selector
+ * (not =~, != or !~), in words for the comment.
+ */
+function absentLabels(config: Config): string {
+  const names = [...config.pack.selector.matchAll(/(?:^|,)\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"(?:[^"\\]|\\.)*"/g)].map((m) => m[1] as string);
+  return names.length === 0 ? 'none with this selector' : `here ${names.join(', ')}`;
+}
+
 const BURN_ALERTS = `${SLO_ALERTS['hit-rate']}|${SLO_ALERTS.latency}`;
 
 export function receivers(config: Config) {
@@ -71,6 +83,7 @@ export function alertmanagerExample(config: Config): string {
 #   canary and latency-budget alerts of the same incident;
 # - an SLO's burn-rate page mutes its ticket;
 # - a hard alert mutes its early warning (warm-up efficiency low: sliding; band or P0: drift creeping);
+# - no exporter target at all (${ABSENT_ALERT}) mutes ${GONE_ALERT} of the groups it covers;
 # - the alerts keep firing through a brief dip (keep_firing_for in the rules), so a dip is not a
 #   resolve followed by a second page.
 route:
@@ -116,6 +129,12 @@ inhibit_rules:
     equal: [${labels}]
   - source_matchers: ['alertname=~"ZeroPlaneP99DriftOutOfBand|${P0_ALERT}"']
     target_matchers: ['alertname="${DRIFT_CREEPING_ALERT}"']
+    equal: [${labels}]
+  # No target left at all mutes "this group's target is gone" for the groups it covers. absent() carries
+  # only the selector's = matchers (${absentLabels(config)}), so this mutes a group only when those
+  # name all of [${labels}] (or external labels add the rest); otherwise both fire, never a wrong mute.
+  - source_matchers: ['alertname="${ABSENT_ALERT}"']
+    target_matchers: ['alertname="${GONE_ALERT}"']
     equal: [${labels}]
 
 receivers:

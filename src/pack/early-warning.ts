@@ -2,8 +2,8 @@
 // long-term level while still above signals.warmupEfficiencyTarget, p99 drift creeping up inside the band,
 // and the deterministic bandwidth demand (the 24 h maximum of p99 drift times the current request rate).
 // Their recording rules follow recording-rules.ts's names over pack.earlyWarning.window (1 h) and
-// baselineWindow (7 d); the alerts are ticket-severity PromQL rules (`expr`), so `backtest` and `report`,
-// which evaluate the conditions of alert-specs.ts over a log, do not evaluate them.
+// baselineWindow (7 d); the alerts are ticket-severity PromQL rules (`expr`): `report` does not evaluate
+// them, `backtest` does with its own reading of these rules (src/history/backtest.ts earlyWarnings).
 import type { Config } from '../config/schema.js';
 import { formatDuration } from '../config/duration.js';
 import { thresholds } from '../metrics/buckets.js';

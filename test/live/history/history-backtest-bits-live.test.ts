@@ -8,7 +8,8 @@
 // the test checks that it does land on both sides (so a backtest that summed counts first would fail).
 //
 // A fixed list of seeds (each names its scenario and the spread of its records over series), each seed's
-// log 4 days after the previous one's, so no window (3 d at most) reads another seed's samples; one
+// log 8 days after the previous one's, so no window (the early warnings' 7 d level, with its last hour, at
+// most) reads another seed's samples; one
 // Prometheus holds them all. A failure names its seed. One seed's export carries an extra target label
 // whose name sorts after the series' own (zone), which changes the order of the sum: the backtest is
 // given its name, as it must be to agree (told only job and instance, that seed fails).
@@ -80,7 +81,7 @@ interface Generated {
 function generate(seed: number, index: number): Generated {
   const scenario = SCENARIOS[seed % SCENARIOS.length] as Scenario;
   const rng = createRng(seed);
-  const startMs = BASE_MS + index * 4 * DAY_MS;
+  const startMs = BASE_MS + index * 8 * DAY_MS;
   const steps = (65 + 6 + 10) * 2;
   const pick = <T>(xs: readonly T[], weights: readonly number[]): T => {
     let r = rng() * weights.reduce((a, b) => a + b, 0);
@@ -164,7 +165,7 @@ beforeAll(async () => {
     const rows: BacktestRow[] = [];
     const extra = EXTRA_TARGET[seed];
     const labels: (readonly [string, string])[] = [['job', 'zero-plane-exporter'], ['instance', 'backfill'], ...(extra === undefined ? [] : [extra])];
-    const result = await backtest(config, [g.file], { stepMs: STEP_MS, nowMs, targetLabelNames: labels.map(([k]) => k) }, (r) => void rows.push(r));
+    const result = await backtest(config, [g.file], { stepMs: STEP_MS, nowMs, targetLabels: labels }, (r) => void rows.push(r));
     const out = join(dir, `export-${seed}`);
     mkdirSync(out);
     const ex = await exportOpenMetrics(config, [g.file], { stepMs: 15_000, nowMs, labels, to: { dir: out }, version: 'test' });

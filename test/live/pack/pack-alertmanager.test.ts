@@ -220,6 +220,44 @@ describe('P0 inhibition on a real Alertmanager (loopback)', () => {
       'ZeroPlaneCanaryRollback/us': 'active',
     });
   }, 30_000);
+
+  it('no exporter target at all (Absent) mutes Gone of the groups its labels cover: all of the default job; with a regex selector none (absent() carries no job)', async () => {
+    // absent(up{job="zero-plane-exporter"}) gives {job="zero-plane-exporter"}; Gone is per job.
+    const am = await runAlertmanager(defaultConfig(), sink);
+    daemons.push(am.daemon);
+    const posted = [
+      { labels: { alertname: 'ZeroPlaneExporterAbsent', severity: 'warning', job: 'zero-plane-exporter' } },
+      { labels: { alertname: 'ZeroPlaneExporterGone', severity: 'warning', job: 'zero-plane-exporter' } },
+      { labels: { alertname: 'ZeroPlaneExporterGone', severity: 'warning', job: 'other-exporter' } },
+    ];
+    const key = (l: Record<string, string>) => `${l.alertname}/${l.job}`;
+    const byKey = await postAndSettle(am.url, posted, key, ['ZeroPlaneExporterGone/zero-plane-exporter']);
+    expect(Object.fromEntries([...byKey].map(([k, a]) => [k, a.status.state]))).toEqual({
+      'ZeroPlaneExporterAbsent/zero-plane-exporter': 'active',
+      'ZeroPlaneExporterGone/zero-plane-exporter': 'suppressed',
+      'ZeroPlaneExporterGone/other-exporter': 'active',
+    });
+    expect(byKey.get('ZeroPlaneExporterGone/zero-plane-exporter')?.status.inhibitedBy).toEqual([byKey.get('ZeroPlaneExporterAbsent/zero-plane-exporter')?.fingerprint]);
+
+    // KUBE's selector is job=~"llm-gateway.*": absent() has no label to say which groups it covers, so
+    // equal: [cluster, namespace, job] mutes none (both fire) rather than another cluster's Gone.
+    const kube = await runAlertmanager(KUBE, sink);
+    daemons.push(kube.daemon);
+    // A P0 muting its degraded warning is the sign the inhibitor has settled on these alerts.
+    const kubePosted: { labels: Record<string, string> }[] = [
+      { labels: { alertname: 'ZeroPlaneExporterAbsent', severity: 'warning' } },
+      { labels: { alertname: 'ZeroPlaneExporterGone', severity: 'warning', cluster: 'eu', namespace: 'llm', job: 'llm-gateway' } },
+      { labels: { alertname: P0, severity: 'critical', priority: 'P0', cluster: 'us', namespace: 'llm', job: 'llm-gateway' } },
+      { labels: { alertname: 'ZeroPlaneDegradedRequests', severity: 'warning', cluster: 'us', namespace: 'llm', job: 'llm-gateway' } },
+    ];
+    const kubeByKey = await postAndSettle(kube.url, kubePosted, (l) => `${l.alertname}/${l.cluster ?? ''}`, ['ZeroPlaneDegradedRequests/us']);
+    expect(Object.fromEntries([...kubeByKey].map(([k, a]) => [k, a.status.state]))).toEqual({
+      'ZeroPlaneExporterAbsent/': 'active',
+      'ZeroPlaneExporterGone/eu': 'active',
+      [`${P0}/us`]: 'active',
+      'ZeroPlaneDegradedRequests/us': 'suppressed',
+    });
+  }, 30_000);
 });
 
 it('the committed example is the one these tests read', () => {

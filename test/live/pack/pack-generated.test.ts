@@ -189,6 +189,8 @@ describe('alerting pack', () => {
         // A hard alert mutes its early warning.
         ['cluster', 'namespace', 'job'],
         ['cluster', 'namespace', 'job'],
+        // No target at all mutes a group's target gone.
+        ['cluster', 'namespace', 'job'],
       ]);
     });
   });
