@@ -249,7 +249,8 @@ interface EarlyWarning {
  * sum_over_time((eff1h × warmup1h)[7d:1h]) / sum_over_time(warmup1h[7d:1h]): the recorded 1 h values at
  * each multiple of the window (Prometheus aligns subquery steps to the epoch) from the level's start to
  * now, both ends included, summed in time order. An hour whose 1 h efficiency is 0/0 (no warm-up
- * outcome, while the series exist) is NaN there as in Prometheus, and so is the level for 7 d after.
+ * outcome, while the series exist) is NaN; the rule drops it (`>= 0`), so it adds nothing to the level,
+ * and the level has no value only when every hour is such an hour.
  * `record` is told every step before the alerts read the level.
  */
 function earlyWarnings(config: Config, ctx: SignalContext, baseline: number): Map<string, EarlyWarning> & { record(timeMs: number, win: (ms: number) => WindowSums): void } {
@@ -311,11 +312,15 @@ function earlyWarnings(config: Config, ctx: SignalContext, baseline: number): Ma
       }
       let product = 0;
       let outcomes = 0;
+      let products = 0;
       for (const h of hourly) {
-        product += h.product;
+        if (!Number.isNaN(h.product)) {
+          product += h.product;
+          products += 1;
+        }
         outcomes += h.outcomes;
       }
-      level = product / outcomes;
+      level = products === 0 ? undefined : product / outcomes;
     },
   });
 }

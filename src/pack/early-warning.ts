@@ -80,7 +80,9 @@ export function earlyWarningRules(config: Config, g: Grouping): RecordingRule[] 
       record: n.warmupEfficiency,
       expr: `(${sum()} (rate(${own(g, 'zero_plane_warmup_total', 'outcome="hit"')}[${w}])) or ${on(g)} 0 * ${n.warmup})\n/\n${n.warmup}`,
     },
-    { record: n.warmupEfficiencyBaseline, expr: `${over(`(${n.warmupEfficiency} * ${n.warmup})`)}\n/\n${over(n.warmup)}` },
+    // `>= 0` drops the NaN of an hour with no warm-up outcome (0/0): kept, it would make the level NaN, and
+    // the sliding warning mute, for the whole baseline window after one quiet hour. That hour adds 0 below.
+    { record: n.warmupEfficiencyBaseline, expr: `${over(`(${n.warmupEfficiency} * ${n.warmup} >= 0)`)}\n/\n${over(n.warmup)}` },
     // Capacity: the day's worst p99 drift, and the request rate scaled by it (docs/pack.md "Capacity").
     { record: n.driftMax, expr: `max_over_time(${five.drift}[${n.capacityWindow}])` },
     { record: n.bandwidthDemand, expr: `(1 + ${n.driftMax})\n* ${on(g)}\n${five.requests}` },
