@@ -125,7 +125,8 @@ function list<T>(r: OptionReader, value: unknown, path: string, cap: keyof typeo
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) return r.fail(path, `expected a list, got ${value === null ? 'null' : typeof value}`);
   if (value.length > LIST_CAPS[cap]) return r.fail(path, overCap(cap));
-  const items = value.map((v: unknown, i) => item(v, `${path}.${i}`));
+  // Array.from visits holes too; an item read with no fallback would read undefined as absent, not as an error.
+  const items = Array.from(value as unknown[], (v, i) => (v === undefined ? r.fail(`${path}.${i}`, 'expected a value, got undefined') : item(v, `${path}.${i}`)));
   return items.every((v) => v !== undefined) ? (items as T[]) : undefined;
 }
 

@@ -212,10 +212,19 @@ describe('dashboards against a live Prometheus', () => {
       'zero-plane-overview / Latency budget left / A',
       'zero-plane-overview / Latency budget: time to exhaustion / A',
     ];
+    // The capacity panel's max_over_time(…[24h:STEP]) subquery has its points on whole multiples of its step, pack.rateWindow (10 s here),
+    // the same way: it has data once such a point has passed with a rate to read, that is when the panel's own
+    // query has data at the last whole step (every point before `at` is also one before that instant).
+    const STEP_S = parseConfig(CONFIG_TEXT, 'dashboards-live.yml').pack.rateWindow / 1000;
+    const capacityTitle = 'zero-plane-latency / Deterministic bandwidth demand / A';
+    const capacityPanel = queryPanels(dashboards.find((d) => d.uid === 'zero-plane-latency') as Dashboard).find((p) => p.title === 'Deterministic bandwidth demand');
+    const capacityExpr = capacityPanel?.targets?.[0]?.expr;
+    expect(capacityExpr, 'the capacity panel and its query').toBeDefined();
+    const capacitySeen = (await promQueryAt(expand(capacityExpr as string, EXPANSION), Math.floor(at / STEP_S) * STEP_S)).data.result.length > 0;
     // No label reaches its value limit, and the only source exists.
     // No probe job scrapes /probe here (test/live/probe/probe-prometheus.test.ts does): the probe row is empty.
     const probeRow = ['zero-plane-overview / Last probe served by Zero-Plane / A', 'zero-plane-overview / Probes answered, not by Zero-Plane (10s) / A', 'zero-plane-overview / Probe duration / A'];
-    expect(empty).toEqual([...(budgetSeen ? [] : budget), ...probeRow, 'zero-plane-diagnostics / Label overflow / A', 'zero-plane-diagnostics / Source errors / A']);
+    expect(empty).toEqual([...(budgetSeen ? [] : budget), ...probeRow, ...(capacitySeen ? [] : [capacityTitle]), 'zero-plane-diagnostics / Label overflow / A', 'zero-plane-diagnostics / Source errors / A']);
   });
 
   it('the overview stats show the fixture’s numbers, coloured as their thresholds say', async () => {

@@ -73,8 +73,8 @@ describe('example Alertmanager routing (amtool config routes test)', () => {
     writeFileSync(file, files.get('alertmanager.example.yml') as string);
     const rules = parse(files.get('zero-plane.rules.yml') as string) as { groups: { rules: { alert?: string; labels?: Record<string, string> }[] }[] };
     const alerts = rules.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
-    // 14 of docs/contract.md §7 and the exporter, 8 burn-rate rules (2 SLOs × 4 pairs), 2 early warnings.
-    expect(alerts.length).toBe(24);
+    // 14 of docs/contract.md §7 and the exporter, 8 burn-rate rules (2 SLOs × 4 pairs), 2 early warnings, the probe's fallback.
+    expect(alerts.length).toBe(25);
     const group = Object.fromEntries(config.pack.aggregationLabels.map((l) => [l, `zp-${l}`]));
     for (const a of alerts) {
       const labels: Record<string, string> = { ...a.labels, ...group, alertname: a.alert as string };
