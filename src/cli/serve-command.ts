@@ -1,4 +1,5 @@
 // `serve`: follow the configured sources, keep the window, answer scrapes until SIGTERM/SIGINT.
+import { SlowSources } from '../ingest/slow-sources.js';
 import { restoreMetrics, takeCheckpoint, type Checkpoint, type CheckpointJson } from '../checkpoint/checkpoint-state.js';
 import { Checkpointer, loadCheckpoint, NotACheckpointError } from '../checkpoint/checkpointer.js';
 import { listenAddresses, type Config } from '../config/schema.js';
@@ -207,6 +208,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const maxLineBytes = config.input.maxLineBytes;
   // One in-flight budget for HTTP ingest and the OTLP receiver: ingest.maxInFlightBytes bounds both together.
   const ingestBudgetShared = ingestBudget(config.ingest);
+  // One cooldown for both endpoints: an address cut for trickling on one is refused on the other too.
+  const slowSourcesShared = new SlowSources();
   const wanted = new SignalClassifier(config.headers);
   const resume: ResumeFrom | undefined =
     checkpoint === undefined ? undefined : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes, untrusted: checkpoint.untrusted };
@@ -280,6 +283,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       }),
       ingestRouter({
         budget: ingestBudgetShared,
+        slowSources: slowSourcesShared,
         enabled: config.ingest.enabled,
         ...(ingestToken === undefined ? {} : { bearerToken: ingestToken }),
         maxBodyBytes: config.ingest.maxBodyBytes,
@@ -301,6 +305,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         ...(ingestToken === undefined ? {} : { bearerToken: ingestToken }),
         maxBodyBytes: config.ingest.maxBodyBytes,
         budget: ingestBudgetShared,
+        slowSources: slowSourcesShared,
         bodyReadTimeoutMs: config.ingest.bodyReadTimeout,
         minBodyBytesPerSecond: config.ingest.minBodyBytesPerSecond,
         minBodyRateWindowMs: config.ingest.minBodyRateWindow,

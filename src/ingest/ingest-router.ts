@@ -2,6 +2,7 @@
 // pipeline as followed files, under source "http". Each body is all or nothing: it is read whole within
 // the limits first, and only then fed, so a body that fails (413, 400, 408, the client going away) counts
 // nothing, and the response's accepted/rejected counts are exactly what /metrics gained from it.
+import { SlowSources } from './slow-sources.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { BearerToken } from '../server/bearer-token.js';
 import type { EnvelopeMode } from '../source/envelope.js';
@@ -27,6 +28,8 @@ export interface IngestRouterOptions {
   minBodyRateWindowMs?: number;
   /** After a body of its was cut for arriving under the minimum rate, an address gets 429 for this long (ingest.slowSourceCooldown). */
   slowSourceCooldownMs?: number;
+  /** Shared with the other ingest endpoint (serve passes one); a router of its own otherwise. */
+  slowSources?: SlowSources;
   maxLineBytes: number;
   /** The in-flight byte budget, when shared with another receiver (OTLP: otlp-router.ts); else one of its own. */
   budget?: ByteBudget;
@@ -58,9 +61,8 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
   }
   const token = opts.bearerToken === undefined ? undefined : new BearerToken(opts.bearerToken);
   const budget = opts.budget ?? ingestBudget(opts);
-  // Addresses whose last body came too slowly → until when they get 429 (reconnecting does not help).
-  const slowUntil = new Map<string, number>();
-  const MAX_SLOW_SOURCES = 4096;
+  // Addresses whose last body came too slowly get 429 until their cooldown ends (reconnecting does not help).
+  const slow = opts.slowSources ?? new SlowSources();
 
   const reject = (req: Request, res: Response, status: number, error: string): void => {
     log.warn('ingest request rejected', { status, reason: error, remote: req.socket.remoteAddress });
@@ -82,14 +84,10 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
     if (encoding === undefined) return reject(req, res, 415, `Content-Encoding "${req.get('content-encoding')}" is not supported; send the body as is or with gzip`);
 
     const source = req.socket.remoteAddress ?? '';
-    const until = slowUntil.get(source);
-    if (until !== undefined) {
-      const wait = until - Date.now();
-      if (wait > 0) {
-        res.set('Retry-After', String(Math.ceil(wait / 1000)));
-        return reject(req, res, 429, 'a body from this address came too slowly and was cut; retry after the ingest.slowSourceCooldown');
-      }
-      slowUntil.delete(source);
+    const wait = slow.waitMs(source);
+    if (wait !== undefined) {
+      res.set('Retry-After', String(Math.ceil(wait / 1000)));
+      return reject(req, res, 429, 'a body from this address came too slowly and was cut; retry after the ingest.slowSourceCooldown');
     }
     const body = await readBody(req, encoding, {
       maxBodyBytes: opts.maxBodyBytes,
@@ -109,11 +107,7 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
       // the address waits out the cooldown, so reconnecting to trickle again gets 429 without holding bytes.
       if (body.status === 408) {
         res.set('Connection', 'close');
-        const cooldown = opts.slowSourceCooldownMs ?? 0;
-        if (cooldown > 0 && body.belowMinRate === true) {
-          if (slowUntil.size >= MAX_SLOW_SOURCES) slowUntil.delete(slowUntil.keys().next().value as string);
-          slowUntil.set(source, Date.now() + cooldown);
-        }
+        if (body.belowMinRate === true) slow.cut(source, opts.slowSourceCooldownMs ?? 0);
       }
       return reject(req, res, body.status, body.error);
     }

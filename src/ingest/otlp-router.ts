@@ -5,6 +5,7 @@
 // counts nothing, and the answer's partial_success is exactly what /metrics gained. Answers follow the
 // OTLP/HTTP spec: ExportLogsServiceResponse in the request's encoding, google.rpc.Status on errors,
 // 429 and 503 with Retry-After (retryable), other 4xx not.
+import { SlowSources } from './slow-sources.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { BearerToken } from '../server/bearer-token.js';
 import type { Logger } from '../server/logger.js';
@@ -30,6 +31,8 @@ export interface OtlpRouterOptions {
   minBodyBytesPerSecond?: number;
   minBodyRateWindowMs?: number;
   slowSourceCooldownMs?: number;
+  /** Shared with the other ingest endpoint (serve passes one); a router of its own otherwise. */
+  slowSources?: SlowSources;
   preset: 'auto' | OtlpPreset;
   /**
    * input.preset: the pipeline gives source "otlp" the files' configured preset when it first counts one of
@@ -44,7 +47,6 @@ export interface OtlpRouterOptions {
 const MEDIA: Record<string, OtlpEncoding> = { 'application/x-protobuf': 'protobuf', 'application/protobuf': 'protobuf', 'application/json': 'json' };
 /** gRPC codes of the google.rpc.Status of each HTTP error (the OTLP/HTTP spec names the Status, not the code). */
 const GRPC_CODE: Record<number, number> = { 400: 3, 401: 16, 404: 5, 405: 12, 408: 4, 413: 8, 415: 3, 429: 8, 500: 13, 503: 14 };
-const MAX_SLOW_SOURCES = 4096;
 
 export function otlpRouter(opts: OtlpRouterOptions): express.Router {
   const router = express.Router();
@@ -63,9 +65,11 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
   otlpMessages();
   const mapper = new OtlpMapper(opts.map);
   const token = opts.bearerToken === undefined ? undefined : new BearerToken(opts.bearerToken);
-  const slowUntil = new Map<string, number>();
+  // Addresses whose last body came too slowly get 429 until their cooldown ends (reconnecting does not help).
+  const slow = opts.slowSources ?? new SlowSources();
   /** The preset the last resource of each service was read with (`previous` when a request shows nothing decisive). */
   const previous = new Map<string, OtlpPreset>();
+  const MAX_SERVICES = 4096;
   const inUse = new Set<OtlpPreset>();
   let counted = false;
   /**
@@ -96,14 +100,10 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
     if (contentEncoding === undefined) return reject(req, res, encoding, 415, `Content-Encoding "${req.get('content-encoding')}" is not supported; send the body as is or with gzip`);
 
     const source = req.socket.remoteAddress ?? '';
-    const until = slowUntil.get(source);
-    if (until !== undefined) {
-      const wait = until - Date.now();
-      if (wait > 0) {
-        res.set('Retry-After', String(Math.ceil(wait / 1000)));
-        return reject(req, res, encoding, 429, 'a body from this address came too slowly and was cut; retry after the ingest.slowSourceCooldown');
-      }
-      slowUntil.delete(source);
+    const wait = slow.waitMs(source);
+    if (wait !== undefined) {
+      res.set('Retry-After', String(Math.ceil(wait / 1000)));
+      return reject(req, res, encoding, 429, 'a body from this address came too slowly and was cut; retry after the ingest.slowSourceCooldown');
     }
     const body = await readBody(req, contentEncoding, {
       maxBodyBytes: opts.maxBodyBytes,
@@ -124,11 +124,7 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
       if (status === 429 || status === 503) res.set('Retry-After', '1');
       if (status === 408) {
         res.set('Connection', 'close');
-        const cooldown = opts.slowSourceCooldownMs ?? 0;
-        if (cooldown > 0 && 'belowMinRate' in body && body.belowMinRate === true) {
-          if (slowUntil.size >= MAX_SLOW_SOURCES) slowUntil.delete(slowUntil.keys().next().value as string);
-          slowUntil.set(source, Date.now() + cooldown);
-        }
+        if ('belowMinRate' in body && body.belowMinRate === true) slow.cut(source, opts.slowSourceCooldownMs ?? 0);
       }
       return reject(req, res, encoding, status, body.error);
     }
@@ -180,7 +176,7 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
       }
       const decision = mapper.decide(entries, opts.preset, previous.get(service));
       if (previous.get(service) !== decision.preset) {
-        if (previous.size >= MAX_SLOW_SOURCES) previous.delete(previous.keys().next().value as string);
+        if (previous.size >= MAX_SERVICES) previous.delete(previous.keys().next().value as string);
         previous.set(service, decision.preset);
         const level = decision.basis === 'ambiguous' ? 'warn' : 'info';
         log[level]('OTLP log records read with preset', { preset: decision.preset, basis: decision.basis, service, records: entries.length });
