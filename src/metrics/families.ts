@@ -1,6 +1,7 @@
 // Plain labelled counters, gauges and histograms for the per-line hot path: a Map lookup and an add,
 // no prom-client objects. They are turned into exposition only at scrape time (chunks(), exposition.ts).
 // A family given a SeriesLimit never holds more than its maxSeries series plus their overflow series.
+import { bucketIndex } from '../windows/bucket-quantile.js';
 import { familyHeader, labelText, piecesOf, valueText } from './exposition.js';
 import { canonicalNumber, openMetricsFamilyName, openMetricsHeader, openMetricsSeconds, openMetricsValue } from './openmetrics.js';
 import { keyOf, SeriesLimit, type SeriesLimitOptions } from './series-limit.js';
@@ -220,16 +221,8 @@ export class HistogramSeries {
   }
 
   observe(v: number): void {
-    // Binary search for the first bound ≥ v (buckets are `le`, inclusive).
-    const bounds = this.bounds;
-    let lo = 0;
-    let hi = bounds.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((bounds[mid] as number) < v) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo < bounds.length) (this.counts[lo] as number)++;
+    const b = bucketIndex(this.bounds, v);
+    if (b < this.bounds.length) (this.counts[b] as number)++;
     this.sum += v;
     this.count++;
   }

@@ -1,7 +1,20 @@
 // Prometheus' histogram_quantile on cumulative bucket counts (bucketQuantile in promql/quantile.go, 2.42):
 // linear inside the bucket the rank falls in, the highest finite bound when it falls in +Inf. Shared by the
 // backtest (src/history, over rates) and report's capacity windows (over counts): the same estimate as
-// the recording rules' drift.
+// the recording rules' drift. bucketIndex is the one `le` lookup: the histogram series and the capacity
+// windows both count with it.
+
+/** The first bound at or above `v` (buckets are `le`, inclusive); bounds.length when `v` is above every bound (+Inf). */
+export function bucketIndex(bounds: readonly number[], v: number): number {
+  let lo = 0;
+  let hi = bounds.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((bounds[mid] as number) < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 /** The q-quantile of cumulative `counts` per upper bound (the last one +Inf); undefined without observations. */
 export function histogramQuantile(q: number, upper: readonly number[], counts: readonly number[]): number | undefined {

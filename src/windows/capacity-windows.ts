@@ -4,7 +4,7 @@
 // window keeping its request count and its Zero-Plane latency histogram (the exporter's buckets): the p99
 // of a window is histogram_quantile over them, the same estimate as zero_plane:p99_drift:ratio_rate5m.
 // Memory: one row of bucket counts per window with records (a day of 5 m windows is 288 rows).
-import { histogramQuantile } from './bucket-quantile.js';
+import { bucketIndex, histogramQuantile } from './bucket-quantile.js';
 
 /** As plain data that crosses threads: [window index, requests, hit counts per bucket (the last +Inf)]. */
 export interface CapacityWindowsState {
@@ -58,7 +58,7 @@ export class CapacityWindows {
     this.lastRow = row;
     row.requests++;
     if (hit) {
-      const b = this.bucketOf(latencySeconds);
+      const b = bucketIndex(this.bounds, latencySeconds);
       row.hits[b] = (row.hits[b] as number) + 1;
     }
   }
@@ -112,18 +112,5 @@ export class CapacityWindows {
       requestRatePerSecond: rate,
       deterministicBandwidthDemand: max === null || rate === null ? null : (1 + max) * rate,
     };
-  }
-
-  /** The first bucket whose upper bound is at or above `v` (Prometheus' le), else +Inf. */
-  private bucketOf(v: number): number {
-    const b = this.bounds;
-    let lo = 0;
-    let hi = b.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((b[mid] as number) >= v) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
   }
 }
