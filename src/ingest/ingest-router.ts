@@ -8,7 +8,7 @@ import { BearerToken } from '../server/bearer-token.js';
 import type { EnvelopeMode } from '../source/envelope.js';
 import type { Logger } from '../server/logger.js';
 import { feedLines, type CountingSink, type IngestOutcome } from './feed-lines.js';
-import { ByteBudget, parseContentEncoding, readBody } from './read-body.js';
+import { bodyLimits, ByteBudget, parseContentEncoding, readBody } from './read-body.js';
 
 export const INGEST_PATH = '/api/v1/ingest';
 export const INGEST_SOURCE = 'http';
@@ -89,14 +89,7 @@ export function ingestRouter(opts: IngestRouterOptions): express.Router {
       res.set('Retry-After', String(Math.ceil(wait / 1000)));
       return reject(req, res, 429, 'a body from this address came too slowly and was cut; retry after the ingest.slowSourceCooldown');
     }
-    const body = await readBody(req, encoding, {
-      maxBodyBytes: opts.maxBodyBytes,
-      budget,
-      timeoutMs: opts.bodyReadTimeoutMs,
-      source,
-      minBytesPerSecond: opts.minBodyBytesPerSecond ?? 0,
-      rateWindowMs: opts.minBodyRateWindowMs ?? 5_000,
-    });
+    const body = await readBody(req, encoding, bodyLimits(opts, budget, source));
     if (!body.ok) {
       if (body.status === 'aborted') {
         log.debug('ingest request abandoned by the client; nothing counted', { reason: body.error, remote: req.socket.remoteAddress });

@@ -13,7 +13,7 @@ import type { Pipeline } from '../pipeline.js';
 import type { ParseResult } from '../record/parse-record.js';
 import { OtlpMapper, type OtlpEntry, type OtlpMapOptions, type OtlpPreset } from './otlp-map.js';
 import { decodeLogsRequest, encodeLogsResponse, encodeStatus, otlpMessages, type OtlpEncoding } from './otlp-proto.js';
-import { parseContentEncoding, readBody, type ByteBudget } from './read-body.js';
+import { bodyLimits, parseContentEncoding, readBody, type ByteBudget } from './read-body.js';
 
 export const OTLP_LOGS_PATH = '/v1/logs';
 export const OTLP_SOURCE = 'otlp';
@@ -105,14 +105,7 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
       res.set('Retry-After', String(Math.ceil(wait / 1000)));
       return reject(req, res, encoding, 429, 'a body from this address came too slowly and was cut; retry after the ingest.slowSourceCooldown');
     }
-    const body = await readBody(req, contentEncoding, {
-      maxBodyBytes: opts.maxBodyBytes,
-      budget,
-      timeoutMs: opts.bodyReadTimeoutMs,
-      source,
-      minBytesPerSecond: opts.minBodyBytesPerSecond ?? 0,
-      rateWindowMs: opts.minBodyRateWindowMs ?? 5_000,
-    });
+    const body = await readBody(req, contentEncoding, bodyLimits(opts, budget, source));
     if (!body.ok) {
       if (body.status === 'aborted') {
         log.debug('OTLP logs request abandoned by the client; nothing counted', { reason: body.error, remote: req.socket.remoteAddress });

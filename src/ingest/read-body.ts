@@ -55,6 +55,19 @@ export interface BodyLimits {
   rateWindowMs?: number;
 }
 
+/** The ingest.* body options both endpoints (NDJSON ingest, OTLP) take, as their routers name them. */
+export interface BodyReadOptions {
+  maxBodyBytes: number;
+  bodyReadTimeoutMs: number;
+  minBodyBytesPerSecond?: number;
+  minBodyRateWindowMs?: number;
+}
+
+/** The limits a body from `source` is read within, from a router's options and the shared budget. */
+export function bodyLimits(o: BodyReadOptions, budget: ByteBudget, source: string): BodyLimits {
+  return { maxBodyBytes: o.maxBodyBytes, budget, timeoutMs: o.bodyReadTimeoutMs, source, minBytesPerSecond: o.minBodyBytesPerSecond ?? 0, rateWindowMs: o.minBodyRateWindowMs ?? 5_000 };
+}
+
 export type Encoding = 'identity' | 'gzip';
 
 export type BodyResult =
