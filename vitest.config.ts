@@ -10,6 +10,6 @@ export default defineConfig({
     maxWorkers: 2,
     // One TMPDIR per run, checked empty at the end; tempDir() dirs are removed after each file.
     globalSetup: ['test/setup/run-tmpdir.ts'],
-    setupFiles: ['test/setup/remove-temp-dirs.ts', 'test/setup/unit-starts-nothing.ts'],
+    setupFiles: ['test/setup/remove-temp-dirs.ts', 'test/setup/stop-child-writers.ts', 'test/setup/unit-starts-nothing.ts'],
   },
 });

@@ -197,6 +197,7 @@ export function fdsInto(dir: string): string[] {
  * - `mode: 'self-delete'`: every `everyMs` it unlinks its own file, writes a few more lines to the
  *   deleted file, then recreates it (an application that rotates by delete and recreate).
  * - SIGTERM: stop, print the last sequence number written and the first one of each file it reopened, exit.
+ * - stdin closed (the test process ended or crashed): exit at once, so no writer outlives its test run.
  */
 const CHILD = `
 const fs = require('node:fs');
@@ -219,6 +220,8 @@ const tick = setInterval(() => write(perTick), 1);
 let self;
 if (mode === 'self-delete') self = setInterval(() => { fs.unlinkSync(path); write(3); reopen(); }, everyMs);
 process.on('SIGHUP', reopen);
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
 process.on('SIGTERM', () => {
   clearInterval(tick); clearInterval(self);
   fs.closeSync(fd);
@@ -241,12 +244,24 @@ export interface ChildWriter {
   stop(): Promise<WriterReport>;
 }
 
+/** Child writers not yet exited: a test that failed before `stop()` leaves them here for the file's afterAll. */
+const running = new Set<ChildProcess>();
+
+/** Kills every child writer still running (test/setup/stop-child-writers.ts runs it after each file). */
+export function killChildWriters(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
 export async function startChildWriter(path: string, opts: { linesPerMs?: number; mode?: 'hup' | 'self-delete'; everyMs?: number; format?: 'seq' | 'gateway' } = {}): Promise<ChildWriter> {
   const child = spawn(process.execPath, ['-e', CHILD, path, String(opts.linesPerMs ?? 1), opts.mode ?? 'hup', String(opts.everyMs ?? 0), opts.format ?? 'seq'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // stdin is the child's lifeline: it exits when this process goes, however long a test runs (no timer
+    // that could kill it in the middle of a slow test on a loaded machine).
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const first = await lines.next();
   if (first.done || !(JSON.parse(first.value) as { ready?: boolean }).ready) throw new Error('child writer did not start');
   return {
@@ -255,7 +270,6 @@ export async function startChildWriter(path: string, opts: { linesPerMs?: number
     async stop() {
       child.kill('SIGTERM');
       const r = await lines.next();
-      clearTimeout(killer);
       if (r.done) throw new Error('child writer exited without reporting');
       const { last, starts } = JSON.parse(r.value) as { last: number; starts: number[] };
       const bounds = [1, ...starts, last + 1];

@@ -104,7 +104,10 @@ describe('delete and recreate, free-running', () => {
     const { path, sink } = fx;
     const follower = await fx.follow({ pollIntervalMs: 5 }); // the path is missing until the writer starts: reported once, then picked up
     const writer = await startChildWriter(path, { linesPerMs: 2, mode: 'self-delete', everyMs: 40 });
+    // Run until the follower has seen enough of the scenario (not for a fixed time: on a loaded machine 1.2 s
+    // of wall time can hold a few hundred lines and a handful of recreations).
     await sleep(1200);
+    await waitFor(() => sink.distinct > 1000 && sink.opens.length >= 17, 15_000, 'over 1000 lines read from 17 or more files');
     const { last, files } = await writer.stop();
     await waitFor(() => sink.distinct >= last, 3000).catch(() => undefined); // the audit below says what is missing
     await sleep(30);
@@ -123,7 +126,7 @@ describe('delete and recreate, free-running', () => {
     expect(wholeLost.length).toBeLessThanOrEqual(files.length / 4);
     expect(files.length).toBeGreaterThan(15);
     expect(last).toBeGreaterThan(1000);
-  });
+  }, 30_000);
 });
 
 function* range(a: number, b: number): Generator<number> {
