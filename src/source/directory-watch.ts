@@ -20,6 +20,13 @@ export type WatchMode = 'auto' | 'off';
 export type WatchFallback = 'unreliable_fs' | 'watch_limit' | 'watch_error';
 
 /**
+ * How a directory of followed files is followed now: watched, or polled and why (a fallback, `absent`: not
+ * there to watch yet, or `off`: sources.watch is off). Every value is a label of the directory gauges.
+ */
+export type DirectoryMode = 'watched' | WatchFallback | 'absent' | 'off';
+export const DIRECTORY_POLL_REASONS: readonly Exclude<DirectoryMode, 'watched'>[] = ['off', 'unreliable_fs', 'watch_limit', 'watch_error', 'absent'];
+
+/**
  * Filesystems whose changes may be made where this kernel does not see them (another NFS client, a FUSE
  * daemon, a host share): inotify would stay silent, so they are polled. statfs(2) f_type magic numbers.
  */
@@ -139,6 +146,16 @@ export class DirectoryWatch {
     let n = 0;
     for (const d of this.dirs.values()) if (d.watcher !== undefined) n++;
     return n;
+  }
+
+  /** The directories of this poll's files, by how each is followed now. */
+  modes(): Map<DirectoryMode, number> {
+    const out = new Map<DirectoryMode, number>();
+    for (const d of this.dirs.values()) {
+      const mode: DirectoryMode = d.watcher !== undefined ? 'watched' : d.key === undefined ? 'absent' : (d.reported ?? 'watch_error');
+      out.set(mode, (out.get(mode) ?? 0) + 1);
+    }
+    return out;
   }
 
   /**

@@ -13,7 +13,7 @@ import { startOffset } from './rotation-evidence.js';
 import fg from 'fast-glob';
 import { expand, locate, type Candidate, type Visible } from './pattern-scan.js';
 import { statDeferred } from './stat-schedule.js';
-import { DirectoryWatch, type WatchMode } from './directory-watch.js';
+import { DirectoryWatch, type DirectoryMode, type WatchMode } from './directory-watch.js';
 import { dirname, resolve } from 'node:path';
 
 export { StdinFollower } from './stdin-follower.js';
@@ -163,6 +163,21 @@ export class FileFollower {
   /** Directories watched now (sources.watch), and how many could not be watched for a limit or an error since start. */
   get watchedDirectories(): { watched: number; fallbacks: number } {
     return { watched: this.watch.watchedCount, fallbacks: this.watch.fallbacks };
+  }
+
+  /**
+   * The directories of the followed files (and of the patterns), by how they are followed now: watched, or
+   * polled and why. With sources.watch off, all are polled (`off`).
+   */
+  get directoryModes(): Map<DirectoryMode, number> {
+    if (this.watch.enabled) return this.watch.modes();
+    const dirs = new Set<string>();
+    for (const p of this.opts.patterns) {
+      const d = fg.isDynamicPattern(p) ? DirectoryWatch.listedDir(p) : resolve(dirname(p));
+      if (d !== undefined) dirs.add(d);
+    }
+    for (const f of this.ctx.followed.values()) if (f.end === undefined) dirs.add(resolve(dirname(f.path)));
+    return new Map([['off', dirs.size]]);
   }
 
   /** Files followed, open or not. */

@@ -87,6 +87,9 @@ describe('many files: descriptors are bounded', () => {
       expect(sample(text, 'zero_plane_exporter_followed_files')).toBe(FILES);
       expect(sample(text, 'zero_plane_exporter_open_files_limit')).toBe(cap);
       expect(sample(text, 'zero_plane_exporter_open_files')).toBeLessThanOrEqual(cap);
+      // One directory, watched (sources.watch auto on a local filesystem): no reason to poll it.
+      expect(sample(text, 'zero_plane_exporter_watched_directories')).toBe(1);
+      expect(sample(text, 'zero_plane_exporter_polled_directories{reason="watch_limit"}')).toBe(0);
 
       // Files closed for the cap are reopened when they grow: two more lines in every one of them.
       for (let i = 0; i < FILES; i++) appendFileSync(join(logs, name(i)), lines(i, 11, 12));

@@ -6,6 +6,7 @@
 import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FollowerGauges } from '../../../src/metrics/follower-gauges.js';
 import { DirectoryWatch, watchCap } from '../../../src/source/directory-watch.js';
 import { FileFollower, type FollowOptions } from '../../../src/source/file-follower.js';
 import { nodeFs, type FollowerFs } from '../../../src/source/follower-fs.js';
@@ -70,6 +71,7 @@ describe('sources.watch auto: idle files are not stat-ed while their directory i
     const follower = await idleFollower(join(tmp, 'logs'), fs, sink);
     try {
       expect(follower.watchedDirectories.watched).toBe(1);
+      expect(follower.directoryModes).toEqual(new Map([['watched', 1]]));
       const stats = fs.statCount(isFile);
       const globs = fs.globs;
       for (let i = 0; i < 5; i++) await follower.pollScheduled();
@@ -222,6 +224,7 @@ describe('sources.watch auto: where no watch can be set up, the follower polls',
     const follower = await idleFollower(join(tmp, 'logs'), fs, sink);
     try {
       expect(follower.watchedDirectories).toEqual({ watched: 0, fallbacks: 1 });
+      expect(follower.directoryModes).toEqual(new Map([['watch_limit', 1]]));
       const before = fs.statCount(isFile);
       await follower.pollScheduled();
       expect(fs.statCount(isFile) - before).toBe(FILES);
@@ -255,6 +258,7 @@ describe('sources.watch auto: where no watch can be set up, the follower polls',
       appendFileSync(join(tmp, 'logs', 'f2.log'), seqBlock(2001, 2001));
       await follower.pollScheduled();
       expect(sink.counts.get(2001)).toBe(1);
+      expect(follower.directoryModes).toEqual(new Map([['unreliable_fs', 1]]));
     } finally {
       await follower.stop();
     }
@@ -274,6 +278,17 @@ describe('sources.watch auto: where no watch can be set up, the follower polls',
       await follower.pollScheduled();
       expect(fs.globs).toBe(globs + 2);
       expect(follower.watchedDirectories.watched).toBe(0);
+      // Said on /metrics: every directory polled, because sources.watch is off; the other reasons at 0.
+      const gauges = new FollowerGauges(follower);
+      gauges.refresh();
+      expect(gauges.watched.get([])).toBe(0);
+      expect(gauges.polled.entries()).toEqual([
+        [['off'], 1],
+        [['unreliable_fs'], 0],
+        [['watch_limit'], 0],
+        [['watch_error'], 0],
+        [['absent'], 0],
+      ]);
     } finally {
       await follower.stop();
     }
