@@ -1,7 +1,10 @@
 // The instrumented fetch's own metrics: what the opt-in guard did, calls without a response, records
-// delivered or lost, and failures of the instrumentation itself (which never fail the call).
+// delivered or lost, failures of the instrumentation itself (which never fail the call), and GenAI label
+// values past their bounds.
 import { CounterFamily, GaugeFamily } from '../metrics/families.js';
+import { LABEL_OVERFLOW_REASONS } from '../metrics/label-limiter.js';
 import { OPT_IN_DEFECTS } from '../signals/opt-in.js';
+import { GEN_AI_BOUNDED_LABELS } from './genai-metrics.js';
 import type { OptInAction } from './opt-in-guard.js';
 
 /** Where records go; the `to` label. */
@@ -52,6 +55,12 @@ export class ClientMetrics {
     'Stream requests ("stream": true) refused with a 400, by why: zero_plane_does_not_stream (opted in: the Zero-Plane layer does not stream), stream_unsupported (the endpoint does not stream), other.',
     ['reason'],
   );
+  /** Named as the exporter's zero_plane_exporter_label_overflow_total, with the client's prefix. */
+  readonly labelOverflow = new CounterFamily(
+    'zero_plane_client_label_overflow_total',
+    'Label values of the GenAI metrics not kept as the calls gave them: replaced by __other__ past metrics.labelValueLimit (too_many_values), or cut to metrics.labelValueMaxBytes (too_long).',
+    ['label', 'reason'],
+  );
 
   constructor(action: OptInAction, to: Destination) {
     // Series that alerts take increase() of exist from the start, so the first event is an increase.
@@ -64,9 +73,10 @@ export class ClientMetrics {
     for (const result of ['delivered', 'dropped', ...(to === 'ingest' ? ['rejected'] : [])]) this.records.touch([to, result]);
     if (to !== 'in-process') this.pending.set([to], 0);
     for (const reason of STREAM_REFUSAL_REASONS) this.streamRefusals.touch([reason]);
+    for (const label of GEN_AI_BOUNDED_LABELS) for (const reason of LABEL_OVERFLOW_REASONS) this.labelOverflow.touch([label, reason]);
   }
 
   families() {
-    return [this.guard, this.failures, this.instrumentationErrors, this.records, this.pending, this.streamRefusals];
+    return [this.guard, this.failures, this.instrumentationErrors, this.records, this.pending, this.streamRefusals, this.labelOverflow];
   }
 }

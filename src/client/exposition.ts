@@ -2,9 +2,9 @@
 // prom-client Registry to merge with the application's own. Both read the same families the exporter
 // writes (metrics/families.ts), so the text is the exporter's text.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { Metric, Registry } from 'prom-client';
 import { CounterFamily, type GaugeFamily, HistogramFamily } from '../metrics/families.js';
+import { nodeModule } from './lazy-builtins.js';
 
 export type Family = CounterFamily | GaugeFamily | HistogramFamily;
 
@@ -23,7 +23,7 @@ export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
  * that serves metricsHandler() (or sends its records away) should not pay.
  */
 function promClient(): typeof import('prom-client') {
-  return createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+  return nodeModule().createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
 }
 
 /** Two sources showing one family would make an exposition Prometheus rejects: refuse it up front. */

@@ -4,7 +4,7 @@
 // for an OTel GenAI instrumentation reads them as they are. Beside them, the Anthropic token breakdown
 // (cache reads and writes) the semconv's two token types fold together.
 import { CounterFamily, HistogramFamily } from '../metrics/families.js';
-import { LabelLimiter } from '../metrics/label-limiter.js';
+import { LabelLimiter, type LabelOverflowReason } from '../metrics/label-limiter.js';
 import type { TokenUsage } from './response-observer.js';
 
 /** gen_ai.client.operation.duration's advised boundaries, seconds. */
@@ -60,9 +60,13 @@ export interface GenAiLabels {
   provider: string;
   labelValueLimit: number;
   labelValueMaxBytes: number;
-  /** Counts a label value replaced or cut (the exporter's label_overflow family, when there is one). */
-  onOverflow?: (label: string, reason: string) => void;
+  /** Told of each label value replaced by __other__ or cut (instrumentFetch counts it in zero_plane_client_label_overflow_total). */
+  onOverflow?: (label: GenAiBoundedLabel, reason: LabelOverflowReason) => void;
 }
+
+/** The labels whose values come from the calls (the models), so are bounded: labelValueLimit values, labelValueMaxBytes each. */
+export const GEN_AI_BOUNDED_LABELS = ['gen_ai_request_model', 'gen_ai_response_model'] as const;
+export type GenAiBoundedLabel = (typeof GEN_AI_BOUNDED_LABELS)[number];
 
 export class GenAiMetrics {
   readonly duration = new HistogramFamily(
@@ -92,7 +96,7 @@ export class GenAiMetrics {
   private readonly responseModel: LabelLimiter;
 
   constructor(private readonly labels: GenAiLabels) {
-    const limiter = (label: string) => new LabelLimiter(labels.labelValueLimit, (why) => labels.onOverflow?.(label, why), labels.labelValueMaxBytes);
+    const limiter = (label: GenAiBoundedLabel) => new LabelLimiter(labels.labelValueLimit, (why) => labels.onOverflow?.(label, why), labels.labelValueMaxBytes);
     this.requestModel = limiter('gen_ai_request_model');
     this.responseModel = limiter('gen_ai_response_model');
   }

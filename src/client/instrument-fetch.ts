@@ -115,7 +115,12 @@ export function instrumentFetch(fetch: Fetch, options: InstrumentOptions = {}): 
   const ph = o.promptHash === false ? undefined : o.promptHash === true ? { header: false as const } : o.promptHash;
   const prompts = ph === undefined ? undefined : new PromptHasher({ key: 'key' in ph ? ph.key : undefined, warn: once });
   const promptHeader = ph?.header === true ? PROMPT_HASH_HEADER : ph?.header === false || ph === undefined ? undefined : ph.header.toLowerCase();
-  const genAi = new GenAiMetrics({ provider: o.genAi.provider, labelValueLimit: config.metrics.labelValueLimit, labelValueMaxBytes: config.metrics.labelValueMaxBytes });
+  const genAi = new GenAiMetrics({
+    provider: o.genAi.provider,
+    labelValueLimit: config.metrics.labelValueLimit,
+    labelValueMaxBytes: config.metrics.labelValueMaxBytes,
+    onOverflow: (label, reason) => metrics.labelOverflow.inc([label, reason]),
+  });
   const operations = new Map(Object.entries(o.genAi.operations));
   const observers = o.observeBodies === false ? undefined : new ResponseObservers(o.observeBodies.maxJsonBytes, o.observeBodies.maxWait);
   // The process's end flushes what is buffered, so a script that makes its last call and returns loses

@@ -3,10 +3,9 @@
 // logrotate rename or delete is followed at the next write, as `serve` follows it on its side). The file
 // is opened non-blocking: a FIFO with no reader fails at once (ENXIO) instead of holding a libuv thread,
 // which would also keep process.exit() from returning. flush() and close() wait at most closeTimeout.
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import type { ClientMetrics } from './client-metrics.js';
 import type { Family } from './exposition.js';
+import { nodeFs, nodeFsPromises } from './lazy-builtins.js';
 import { PendingRecords, settleWithin, type RecordSink } from './record-sink.js';
 
 export interface LogFileOptions {
@@ -17,13 +16,16 @@ export interface LogFileOptions {
   closeTimeoutMs: number;
 }
 
-// O_NONBLOCK is 0 where the platform has none (Windows): there a FIFO path is not a thing to block on.
-const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NONBLOCK ?? 0);
+/** The open(2) flags of an append. O_NONBLOCK is 0 where the platform has none (Windows): there a FIFO path is not a thing to block on. */
+function appendFlags(): number {
+  const { constants } = nodeFs();
+  return constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NONBLOCK ?? 0);
+}
 /** A full pipe (EAGAIN) is retried this many times, 20 ms apart, before the rest of the batch is dropped. */
 const FULL_PIPE_RETRIES = 25;
 
 async function appendNonBlocking(path: string, text: string): Promise<void> {
-  const handle = await open(path, APPEND_FLAGS, 0o666);
+  const handle = await nodeFsPromises().open(path, appendFlags(), 0o666);
   try {
     let rest = Buffer.from(text, 'utf8');
     for (let tries = 0; rest.length > 0;) {

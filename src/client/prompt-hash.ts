@@ -3,8 +3,8 @@
 // collapsed), hashed, so "退款政策？" and "退款政策?" count as one question. It goes on the call's log line
 // (`prompt_hash`) and, when asked, on the request as a header a gateway can log. When two prompts differ
 // only by such characters the client warns once: the API's prompt cache sees two prompts there. Only
-// node:crypto: the client's import stays light.
-import { createHash, createHmac } from 'node:crypto';
+// node:crypto, loaded at the first hash (lazy-builtins.ts): the client's import stays light.
+import { nodeCrypto } from './lazy-builtins.js';
 
 /** Characters NFKC leaves alone that are punctuation variants all the same: CJK full stop and comma, curly quotes, the wave dash. */
 const FOLD: Readonly<Record<string, string>> = {
@@ -105,7 +105,8 @@ export class PromptHasher {
   hashParts(parts: readonly [boolean, string][]): string {
     // NUL between parts: no text can make two different part lists read as one.
     const normalized = this.digest(parts.map(([text, v]) => (text ? normalizePrompt(v) : v)).join('\u0000'));
-    const exact = createHash('sha256')
+    const exact = nodeCrypto()
+      .createHash('sha256')
       .update(parts.map(([, v]) => v).join('\u0000'))
       .digest('hex');
     const first = this.seen.get(normalized);
@@ -123,7 +124,8 @@ export class PromptHasher {
   }
 
   private digest(text: string): string {
-    const h = this.opts.key === undefined ? createHash('sha256') : createHmac('sha256', this.opts.key);
+    const crypto = nodeCrypto();
+    const h = this.opts.key === undefined ? crypto.createHash('sha256') : crypto.createHmac('sha256', this.opts.key);
     return h.update(text).digest('hex').slice(0, HASH_HEX_DIGITS);
   }
 }

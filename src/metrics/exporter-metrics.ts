@@ -4,7 +4,7 @@
 import { OPT_IN_DEFECTS } from '../signals/opt-in.js';
 import { PARSE_ERROR_REASONS } from '../record/parse-record.js';
 import { CounterFamily, GaugeFamily, HistogramFamily } from './families.js';
-import { LabelLimiter, type LabelOverflowReason } from './label-limiter.js';
+import { LABEL_OVERFLOW_REASONS, LabelLimiter } from './label-limiter.js';
 import type { SeriesLimitOptions } from './series-limit.js';
 
 export interface MetricLimits {
@@ -15,8 +15,6 @@ export interface MetricLimits {
   /** Series per family before new label sets go to __other__. Unset: unbounded. */
   maxSeriesPerFamily?: number;
 }
-
-const LABEL_OVERFLOW_REASONS: readonly LabelOverflowReason[] = ['too_many_values', 'too_long'];
 
 /** label_overflow_total had only `label` before values were cut; those counts were all past the value limit. */
 class LabelOverflowFamily extends CounterFamily {

@@ -10,6 +10,7 @@ const CUT_MARK_BYTES = Buffer.byteLength(CUT_MARK);
 
 /** Why a label value was not kept as logged: too many distinct values, or too long (then cut, not replaced). */
 export type LabelOverflowReason = 'too_many_values' | 'too_long';
+export const LABEL_OVERFLOW_REASONS: readonly LabelOverflowReason[] = ['too_many_values', 'too_long'];
 
 export class LabelLimiter {
   private readonly seen = new Set<string>();

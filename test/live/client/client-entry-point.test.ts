@@ -99,6 +99,9 @@ console.log('after-registry ' + JSON.stringify(cjs()));`;
     // The package's export is the bundle (build/bundle-client.mjs): one module and its shared chunk, not dist/'s files one by one.
     const own = esm.filter((f) => f.startsWith(join(ROOT, 'dist')));
     expect(own.map((f) => f.slice(ROOT.length))).toEqual(['dist/client/bundle/index.js', 'dist/client/bundle/chunk-duration.js']);
+    // Nor a builtin: the client fetches node:crypto, node:fs… where first used (client/lazy-builtins.ts), as
+    // each static builtin import cost ~3 ms of the import.
+    expect(lines.filter((l) => l.startsWith('esm node:'))).toEqual([]);
     // No package at all: not the server side's, not zod (the options are checked by hand), not prom-client.
     expect([...loaded].filter((p) => SERVER_PACKAGES.includes(p))).toEqual([]);
     expect([...loaded]).toEqual([]);
