@@ -163,7 +163,11 @@ describe('instrumentFetch with the SDK against a simulator that streams', () => 
       // and saw it before the SDK handed the first text on.
       expect(s.firstEventAtMs - s.headersAtMs).toBeGreaterThanOrEqual(FIRST_EVENT_DELAY_MS);
       const first = line.first_event_ms as number;
-      expect(first - line.latency_ms, why).toBeGreaterThanOrEqual(FIRST_EVENT_DELAY_MS - 1);
+      // Headers and first event apart, by at least what separates the first event's sending from the headers'
+      // arrival under the instrumentation (m.headers; its clock starts at most fetchCalled − start before the
+      // test's). Not `≥ FIRST_EVENT_DELAY_MS`: on a loaded machine the headers may be handled late and the
+      // first event at once, which narrows the gap the client can see.
+      expect(first - line.latency_ms, why).toBeGreaterThanOrEqual(s.firstEventAtMs - m.headers - (m.fetchCalled - m.start) - 0.001);
       expect(first, why).toBeGreaterThanOrEqual(s.firstEventAtMs - m.fetchCalled - 0.001);
       expect(first, why).toBeLessThanOrEqual((m.firstText as number) - m.start + 0.001);
       expect(line.duration_ms as number, why).toBeGreaterThanOrEqual(s.endAtMs - m.fetchCalled - 0.001);
