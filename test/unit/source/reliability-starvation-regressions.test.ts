@@ -146,6 +146,33 @@ describe('the loaded CI loss, again: the family walk stopped at a hole a shift l
   });
 });
 
+describe('the end of the free-running run: the last rotation, and the writer never reopened (load ~25: the last files missing; a traced loop: lines 2119–2122)', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-missing-', checkFds: true });
+
+  it('nothing at the path after the last rotations: the generations since the file read there are read all the same', async () => {
+    // The test's last rotation signalled the writer, which was stopped before it reopened: nothing was at the
+    // path again. The file the follower had read there (A) was drained, but the generations rotated away
+    // after it (B, and C, which the writer went on writing after its rotation) were looked for only when a
+    // new file appeared at the path: never.
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
+    w.write(5);
+    await follower.pollOnce(); // A read
+    rotate(path);
+    w.reopen();
+    w.write(7); // B
+    rotate(path);
+    w.reopen();
+    w.write(6); // C
+    rotate(path); // and the writer does not reopen
+    w.write(3); // to C, now app.log.1
+    await follower.pollOnce();
+    await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 7 + 6 + 3);
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toEqual([]);
+  });
+});
+
 /** logrotate's compress (no delaycompress): NAME.1 → NAME.1.gz, a new file, and NAME.1 removed. */
 function compress(one: string): void {
   writeFileSync(`${one}.gz`, gzipSync(readFileSync(one)));
