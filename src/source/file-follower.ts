@@ -324,7 +324,9 @@ export class FileFollower {
       }
       // A configured path is missing; not a problem while its file is still drained after a rename.
       for (const c of missing) {
+        if (this.ctx.stopped) return;
         if (!this.ctx.follows((f) => f.path === c.path)) this.ctx.problem(`file:${c.path}`, c.source, 'not_found', c.detail);
+        await this.recovery.recoverWhileMissing(c.source, c.path);
       }
     } catch (err) {
       // Every step catches its own errors; this only keeps a surprise from ending the poll loop.

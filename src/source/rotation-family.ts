@@ -160,9 +160,15 @@ async function walkFamily(
     if (top === undefined || k > top.k) tops.set(scheme, { name, k });
   }
   for (const top of tops.values()) {
+    let highest = top.k;
     for (let k = 1; k <= MAX_NUMBERED_INDEX; k++) {
-      const name = numberedName(top.name, family.base, k);
-      if (!(await visit(name)) && k > top.k) break;
+      if ((await visit(numberedName(top.name, family.base, k))) || k < highest) continue;
+      // Missing at or past the highest name listed: the end of the scheme, or a hole a shift running now
+      // leaves for a moment (NAME.k moved up, NAME.(k-1) not yet in its place), with the oldest generations
+      // above it. Stopping there lost them, the file read before among them: none of the generations
+      // between it and the new file was read (the loaded CI run's lost lines). A fresh listing tells which.
+      highest = highestNumbered(await fs.readdir(family.dir).catch(() => [] as string[]), top.name, family.base);
+      if (highest <= k) break;
     }
   }
   for (const name of others.sort()) await visit(name);
@@ -208,9 +214,15 @@ export async function openSibling(s: Sibling, family: Family | undefined, scratc
     const fh = await openIfSame(path, s.key, s.head, scratch, fs);
     if (fh !== undefined) return { fh, path };
   }
-  for (let k = (top?.k ?? 0) + 1; top !== undefined && k <= MAX_NUMBERED_INDEX; k++) {
+  let highest = top?.k ?? 0;
+  for (let k = highest + 1; top !== undefined && k <= MAX_NUMBERED_INDEX; k++) {
     const path = join(dir, numberedName(top.name, base, k));
-    if ((await fs.stat(path).catch(() => undefined)) === undefined) break;
+    if ((await fs.stat(path).catch(() => undefined)) === undefined) {
+      // The end of the scheme, or a hole a shift leaves for a moment below the oldest names: a fresh listing tells.
+      highest = highestNumbered(await fs.readdir(dir).catch(() => [] as string[]), top.name, base);
+      if (highest <= k) break;
+      continue;
+    }
     const fh = await openIfSame(path, s.key, s.head, scratch, fs);
     if (fh !== undefined) return { fh, path };
   }
@@ -258,6 +270,17 @@ const ROTATION_SUFFIX = /^[.\-_]\d+(?:[.\-_T:]?\d+)*$/;
 /** Numbered schemes (`NAME.1`, `NAME.2`, …) count up from 1 with the age: one run of at most 4 digits. */
 const MAX_NUMBERED_DIGITS = 4;
 const MAX_NUMBERED_INDEX = 9999;
+
+/** The highest number among `names` in the numbered scheme of `anchor` (0 when none). */
+function highestNumbered(names: string[], anchor: string, base: string): number {
+  const scheme = numberedName(anchor, base, 0);
+  let highest = 0;
+  for (const name of names) {
+    const k = numberedIndex(name, base);
+    if (k !== undefined && k > highest && numberedName(name, base, 0) === scheme) highest = k;
+  }
+  return highest;
+}
 
 /** A numbered scheme's index of a generation name (`app.log.3` → 3), or undefined for another scheme. */
 export function numberedIndex(name: string, base: string): number | undefined {

@@ -6,7 +6,7 @@
 import { errorMessage, fsErrorReason } from './fs-error-reason.js';
 import { identity, keep, looksCompressed, readHead, sameStart } from './file-identity.js';
 import { accept, newFollowed, type Followed, type Probe } from './followed-file.js';
-import type { DrainResult, FollowerContext, PathState } from './follower-context.js';
+import { MAX_REMEMBERED_PATHS, type DrainResult, type FollowerContext, type PathState } from './follower-context.js';
 import type { TruncationHandler } from './file-reader.js';
 import { findFile } from './follower-resume.js';
 import type { LineSplitter } from './line-splitter.js';
@@ -24,6 +24,9 @@ import { openSibling, probeSiblings, type Family, type Sibling } from './rotatio
 export const DEFAULT_DELETED_HOLD_MS = 30_000;
 
 export class RotationRecovery implements TruncationHandler {
+  /** Per configured path found missing, its directory's mtime when its generations were last looked for (see recoverWhileMissing). */
+  private readonly missingLooks = new Map<string, number>();
+
   constructor(
     private readonly ctx: FollowerContext,
     /** Reads a followed file (the reader's read): recovery reads the files it finds the same way. */
@@ -159,6 +162,35 @@ export class RotationRecovery implements TruncationHandler {
       anchor: (s) => s.key === before.key && !looksCompressed(s.head),
     };
     const siblings = await probeSiblings(scan.family, '', this.ctx.scratch, this.ctx.headOfFollowed, this.ctx.fs);
+    await this.readGenerations(scan, 'rename', siblings);
+  }
+
+  /**
+   * Nothing is at the configured `path`: its writer has not reopened since a rotation (a starved one), or
+   * stopped before it did. The generations rotated away since the file the path last named are read now,
+   * as a new file at the path would have them read: otherwise they wait for one, and the writer's last
+   * files are never read if none comes. Looked at again only when the directory changed since the last look.
+   */
+  async recoverWhileMissing(source: string, path: string): Promise<void> {
+    const ctx = this.ctx;
+    const before = ctx.atPath.get(path);
+    if (before === undefined || before.deleted) return;
+    const family = await ctx.familyAt(path);
+    // Taken before the walk: a change during it is looked at next poll.
+    const dir = await ctx.fs.stat(family.dir).catch(() => undefined);
+    if (dir === undefined || this.missingLooks.get(path) === dir.mtimeMs) return;
+    this.missingLooks.delete(path);
+    this.missingLooks.set(path, dir.mtimeMs);
+    if (this.missingLooks.size > MAX_REMEMBERED_PATHS) this.missingLooks.delete(this.missingLooks.keys().next().value as string);
+    const scan: GenerationScan = {
+      family,
+      source,
+      path,
+      sinceMs: before.atMs,
+      heads: [],
+      anchor: (s) => s.key === before.key && !looksCompressed(s.head),
+    };
+    const siblings = await probeSiblings(family, '', ctx.scratch, ctx.headOfFollowed, ctx.fs);
     await this.readGenerations(scan, 'rename', siblings);
   }
 

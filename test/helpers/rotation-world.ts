@@ -3,7 +3,7 @@
 // polls), so where a rotation falls among the follower's calls is chosen, not left to the scheduler. The
 // world knows which file holds every line, and which files vanished (deleted, compressed) while the
 // follower held no descriptor on them: the only lines the follower may miss.
-import { closeSync, copyFileSync, existsSync, ftruncateSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, ftruncateSync, futimesSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { identity } from '../../src/source/file-identity.js';
@@ -38,6 +38,8 @@ export class RotationWorld {
   private readonly all: LogFile[] = [];
   next = 1;
   rotations = 0;
+  /** Each write sets its file's mtime to Date.now() (a run on a faked clock: the follower compares mtimes with it). */
+  stampWrites = false;
   private stamp = 0;
   /** A rotation moved the writer's file and it has not reopened yet. */
   private pendingReopen = false;
@@ -80,6 +82,7 @@ export class RotationWorld {
   write(count: number): void {
     if (count <= 0) return;
     writeSync(this.fd, seqBlock(this.next, this.next + count - 1));
+    if (this.stampWrites) futimesSync(this.fd, new Date(), new Date());
     for (let i = 0; i < count; i++) this.file.seqs.push(this.next++);
   }
 

@@ -1,7 +1,7 @@
 // Named regression cases for what the starvation harness (and loaded CI runs) found, each replayed exactly
 // through the follower's fs seam (StarvedFs): the rotation, stall or inode reuse lands at the one step
 // where it did harm, so the case fails the same way on an idle or a starved machine.
-import { copyFileSync, existsSync, readFileSync, renameSync, statSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, renameSync, statSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { followerFixture } from '../../helpers/follower-fixture.js';
@@ -54,6 +54,121 @@ describe('the loaded CI loss: lines 2535–2678 missing, numbered shift every ~2
     await follower.pollOnce();
     await follower.pollOnce();
     sink.expectExactlyOnce(5 + 7 + 7 + 3 + 4);
+    expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toEqual([]);
+  });
+});
+
+/** The renames of logrotate's numbered shift, oldest first (NAME.k → NAME.k+1, …, NAME → NAME.1), to run one at a time. */
+function shiftSteps(path: string): Array<() => void> {
+  let k = 1;
+  while (existsSync(`${path}.${k}`)) k++;
+  const steps: Array<() => void> = [];
+  for (; k > 1; k--) {
+    const [from, to] = [`${path}.${k - 1}`, `${path}.${k}`];
+    steps.push(() => renameSync(from, to));
+  }
+  steps.push(() => renameSync(path, `${path}.1`));
+  return steps;
+}
+
+/** The highest k with NAME.k in the directory now. */
+function highestNow(dir: string): number {
+  return Math.max(
+    0,
+    ...readdirSync(dir)
+      .map((n) => /^app\.log\.(\d+)$/.exec(n)?.[1])
+      .filter((k) => k !== undefined)
+      .map(Number),
+  );
+}
+
+describe('the loaded CI loss, again: the family walk stopped at a hole a shift left past the names listed (lines 2107–2170 missing in a loop beside 3 busy processes)', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-hole-', checkFds: true });
+
+  it('each walk meets a shift begun past its listing, the oldest moved up and the next not yet: the generations between are read all the same', async () => {
+    // A poll found a new file at the path (D) and walked the family for the generations between it and the
+    // file read before (A, now app.log.3). Rotations every ~25 ms against a walk that takes longer on a
+    // starved machine: the listing the walk starts from is stale before its first stat (one more rotation,
+    // A now app.log.4), and as the walk looks past the highest name listed, a shift is running: A has moved
+    // on to app.log.5, app.log.3 not yet into app.log.4. The walk took the empty name for the end, never saw
+    // A, and without A no generation can be told: B and C were never read, and nothing counted them. The
+    // walk is checked against a fresh listing and done again, four times at most, and every attempt met the
+    // same (as every walk does under rotations faster than it). The next poll's walk starts from D, and B
+    // and C, last written long before, are no generations of it.
+    const { dir, path, sink, w } = fx;
+    const fs = new StarvedFs();
+    const follower = await fx.follow({ fs });
+    w.write(5);
+    await follower.pollOnce(); // A read
+    const rotateAndWrite = () => {
+      for (const step of shiftSteps(path)) step();
+      w.reopen();
+      w.write(7);
+    };
+    rotateAndWrite(); // B
+    rotateAndWrite(); // C
+    rotateAndWrite(); // D at the path, A is app.log.3
+    const past = new Date(Date.now() - 10_000);
+    for (const k of [1, 2]) utimesSync(`${path}.${k}`, past, past); // C and B: written long before the poll
+    let pending: Array<() => void> = [];
+    let listedTop = Number.POSITIVE_INFINITY;
+    let firstStat = false;
+    let holes = 0;
+    fs.before = ({ op, path: at }) => {
+      for (const step of pending.splice(0)) step(); // the shift left half-done at the call before, finished
+      if (holes >= 4) return;
+      if (op === 'readdir') {
+        listedTop = highestNow(dir);
+        firstStat = true;
+        return;
+      }
+      if (op !== 'stat') return;
+      const k = Number(/\.(\d+)$/.exec(at)?.[1]);
+      if (firstStat && k === 1) rotateAndWrite(); // the listing is stale from here
+      firstStat = false;
+      if (k > listedTop && existsSync(at) && !existsSync(`${path}.${k + 1}`)) {
+        // A shift begins: the oldest moves up, the rest of it (and the writer's reopen) at the next call.
+        const steps = shiftSteps(path);
+        steps.shift()?.();
+        pending = [...steps, () => w.reopen(), () => void w.write(7)];
+        holes++;
+      }
+    };
+    await follower.pollOnce();
+    for (const step of pending.splice(0)) step();
+    fs.before = () => undefined;
+    expect(holes).toBe(4);
+    w.write(3);
+    await follower.pollOnce();
+    await follower.pollOnce();
+    await follower.pollOnce();
+    sink.expectExactlyOnce(w.last);
+  });
+});
+
+describe('the end of the free-running run: the last rotation, and the writer never reopened (load ~25: the last files missing; a traced loop: lines 2119–2122)', () => {
+  const fx = followerFixture({ prefix: 'zpe-regress-missing-', checkFds: true });
+
+  it('nothing at the path after the last rotations: the generations since the file read there are read all the same', async () => {
+    // The test's last rotation signalled the writer, which was stopped before it reopened: nothing was at the
+    // path again. The file the follower had read there (A) was drained, but the generations rotated away
+    // after it (B, and C, which the writer went on writing after its rotation) were looked for only when a
+    // new file appeared at the path: never.
+    const { path, sink, w } = fx;
+    const follower = await fx.follow();
+    w.write(5);
+    await follower.pollOnce(); // A read
+    rotate(path);
+    w.reopen();
+    w.write(7); // B
+    rotate(path);
+    w.reopen();
+    w.write(6); // C
+    rotate(path); // and the writer does not reopen
+    w.write(3); // to C, now app.log.1
+    await follower.pollOnce();
+    await follower.pollOnce();
+    sink.expectExactlyOnce(5 + 7 + 6 + 3);
     expect(sink.rotations.filter((r) => r.kind === 'unrecovered')).toEqual([]);
   });
 });
