@@ -3,7 +3,10 @@
 // pipeline counts, in one thread, for the receiver as it was (protobufjs decode, then toObject over the
 // whole request into plain objects) and as it is (the decoded message objects read directly). Both run
 // side by side in one process, alternating round by round on the same body; the ratio is per round.
-//   node --expose-gc bench/otlp-decode.mjs [--records 10000] [--rounds 9] [--encoding protobuf|json|both]
+//   node --expose-gc bench/otlp-decode.mjs [--records 10000] [--rounds 9] [--encoding protobuf|json|both] [--before ROOT]
+// --before ROOT: "before" is that checkout's receiver (its dist/ decode and mapping, e.g. `git worktree add
+// /tmp/before main`, node_modules linked, `npm run build`), run in this same process. Without it, "before"
+// is this build's mapping over a toObject copy of the request (what only the copy costs).
 // Times are CPU milliseconds of the process (user + system, process.cpuUsage), each run after a full GC
 // (with --expose-gc): on a loaded machine, wall time mostly measures the wait for a core.
 // The body is what Envoy's OpenTelemetry access logger exports with docs/otlp.md's config: one resource
@@ -16,11 +19,11 @@ import { isDeepStrictEqual } from 'node:util';
 import { loadavg, cpus } from 'node:os';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
-const { decodeLogsRequest, otlpMessages } = await dist('ingest/otlp-proto.js');
-const { OtlpMapper } = await dist('ingest/otlp-map.js');
-const { configSchema } = await dist('config/schema.js');
-const { SignalClassifier } = await dist('signals/classify.js');
+const dist = (root, p) => import(pathToFileURL(join(root, 'dist', p)).href);
+const { decodeLogsRequest, otlpMessages } = await dist(ROOT, 'ingest/otlp-proto.js');
+const { OtlpMapper } = await dist(ROOT, 'ingest/otlp-map.js');
+const { configSchema } = await dist(ROOT, 'config/schema.js');
+const { SignalClassifier } = await dist(ROOT, 'signals/classify.js');
 
 function parseArgs(argv) {
   const a = { records: 10_000, rounds: 9, encoding: 'both' };
@@ -30,6 +33,7 @@ function parseArgs(argv) {
     if (flag === '--records') a.records = Number(value());
     else if (flag === '--rounds') a.rounds = Number(value());
     else if (flag === '--encoding') a.encoding = value();
+    else if (flag === '--before') a.before = resolve(value());
     else throw new Error(`unknown flag ${flag} (see the header of bench/otlp-decode.mjs)`);
   }
   return a;
@@ -85,7 +89,7 @@ function envoyRequest(n) {
 
 const config = configSchema.parse({});
 const wanted = new SignalClassifier(config.headers);
-const mapper = new OtlpMapper({
+const mapOptions = {
   generic: config.ingest.otlp.generic,
   maxValueDepth: config.ingest.otlp.maxValueDepth,
   maxLineBytes: config.input.maxLineBytes,
@@ -94,33 +98,46 @@ const mapper = new OtlpMapper({
   absentValues: config.input.absentValues,
   responseHeaderNames: wanted.responseHeaderNames,
   requestHeaderNames: wanted.requestHeaderNames,
-});
+};
+const mapper = new OtlpMapper(mapOptions);
 const { request } = otlpMessages();
 /** The receiver before: the whole request copied to plain objects, 64-bit integers as strings, bytes as base64. */
 const TO_OBJECT = { longs: String, bytes: String, defaults: false, arrays: false, oneofs: false };
 
 /** What the receiver does with a request before counting (otlp-router.ts): entries per resource, a decision, a record each. */
-function mapAll(decoded) {
+function mapAll(decoded, m = mapper) {
   const out = [];
   for (const rl of decoded.resourceLogs ?? []) {
-    mapper.resourceAttributes(rl.resource?.attributes);
-    const entries = (rl.scopeLogs ?? []).flatMap((sl) => (sl.logRecords ?? []).map((r) => mapper.entry(r)));
-    const { preset } = mapper.decide(entries, 'auto', undefined);
-    for (const e of entries) out.push(mapper.read(e, preset));
+    m.resourceAttributes(rl.resource?.attributes);
+    const entries = (rl.scopeLogs ?? []).flatMap((sl) => (sl.logRecords ?? []).map((r) => m.entry(r)));
+    const { preset } = m.decide(entries, 'auto', undefined);
+    for (const e of entries) out.push(m.read(e, preset));
   }
   return out;
 }
 
-const PATHS = {
-  protobuf: {
-    before: (body) => mapAll(request.toObject(request.decode(body), TO_OBJECT)),
-    now: (body) => mapAll(decodeLogsRequest(body, 'protobuf')),
-  },
-  json: {
-    before: (body) => mapAll(request.toObject(request.fromObject(JSON.parse(body.toString('utf8'))), TO_OBJECT)),
-    now: (body) => mapAll(decodeLogsRequest(body, 'json')),
-  },
-};
+const other =
+  args.before === undefined
+    ? undefined
+    : {
+        proto: await dist(args.before, 'ingest/otlp-proto.js'),
+        mapper: new (await dist(args.before, 'ingest/otlp-map.js')).OtlpMapper(mapOptions),
+      };
+const PATHS = other
+  ? {
+      protobuf: { before: (body) => mapAll(other.proto.decodeLogsRequest(body, 'protobuf'), other.mapper), now: (body) => mapAll(decodeLogsRequest(body, 'protobuf')) },
+      json: { before: (body) => mapAll(other.proto.decodeLogsRequest(body, 'json'), other.mapper), now: (body) => mapAll(decodeLogsRequest(body, 'json')) },
+    }
+  : {
+      protobuf: {
+        before: (body) => mapAll(request.toObject(request.decode(body), TO_OBJECT)),
+        now: (body) => mapAll(decodeLogsRequest(body, 'protobuf')),
+      },
+      json: {
+        before: (body) => mapAll(request.toObject(request.fromObject(JSON.parse(body.toString('utf8'))), TO_OBJECT)),
+        now: (body) => mapAll(decodeLogsRequest(body, 'json')),
+      },
+    };
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -166,8 +183,8 @@ for (const encoding of args.encoding === 'both' ? ['protobuf', 'json'] : [args.e
   }
   const perRecord = (ms) => `${((ms * 1e6) / args.records).toFixed(0)} ns`;
   console.log(
-    `${encoding}: ${args.records} records, ${(body.length / 1e6).toFixed(2)} MB; before (toObject) CPU median ${median(t.before).toFixed(1)} ms (${perRecord(median(t.before))}/record), ` +
-      `now (message objects) ${median(t.now).toFixed(1)} ms (${perRecord(median(t.now))}/record); before/now per round: median ${median(ratios).toFixed(2)}× [${ratios.map((r) => r.toFixed(2)).join(' ')}]; records identical`,
+    `${encoding}: ${args.records} records, ${(body.length / 1e6).toFixed(2)} MB; before CPU median ${median(t.before).toFixed(1)} ms (${perRecord(median(t.before))}/record), ` +
+      `now ${median(t.now).toFixed(1)} ms (${perRecord(median(t.now))}/record); before/now per round: median ${median(ratios).toFixed(2)}× [${ratios.map((r) => r.toFixed(2)).join(' ')}]; records identical`,
   );
 }
 // Where the time goes now, protobuf: decode alone, and the mapping of the decoded messages alone.

@@ -217,7 +217,11 @@ export class OtlpMapper {
 
 /** Envoy's fields from the body, then from attributes the body lacks; the record's time when %START_TIME% is not logged. */
 function envoyView(e: OtlpEntry): Json {
-  const view: Json = { ...e.attributes, ...e.body };
+  // Object.assign, not spread: V8 spreads these objects (keys added one by one) ~40× slower, and this was
+  // most of a record's mapping (bench/otlp-decode.mjs). The two differ only for an own "__proto__" key
+  // (a JSON body can have one), which assign would make the view's prototype: that one is spread.
+  const body = e.body;
+  const view: Json = body !== undefined && Object.prototype.hasOwnProperty.call(body, '__proto__') ? { ...e.attributes, ...body } : Object.assign({}, e.attributes, body);
   if (view.start_time === undefined && e.timeMs !== undefined) view.start_time = e.timeMs;
   return view;
 }
