@@ -68,13 +68,14 @@ beforeAll(async () => {
     createLogger('warn', () => {}),
   );
   const target = { target: server.address, labels: { cluster: 'exporter-cluster', namespace: 'monitoring' } };
-  const [a, b] = await Promise.all([
-    startPrometheus(bin, { dir: tempDir('zp-otlp-honor-'), rules: 'groups: []\n', scrape: { job: 'zero-plane-exporter', targets: [target] }, honorLabels: true }),
-    startPrometheus(bin, { dir: tempDir('zp-otlp-renamed-'), rules: 'groups: []\n', scrape: { job: 'zero-plane-exporter', targets: [target] } }),
-  ]);
-  daemons.push(a.daemon, b.daemon);
-  honoured = a.url;
-  renamed = b.url;
+  // One after the other, each kept as soon as it runs: a second one failing to start still has the first stopped.
+  const start = async (dir: string, honorLabels: boolean) => {
+    const p = await startPrometheus(bin, { dir: tempDir(dir), rules: 'groups: []\n', scrape: { job: 'zero-plane-exporter', targets: [target] }, honorLabels });
+    daemons.push(p.daemon);
+    return p.url;
+  };
+  honoured = await start('zp-otlp-honor-', true);
+  renamed = await start('zp-otlp-renamed-', false);
 }, 90_000);
 
 afterAll(async () => {
