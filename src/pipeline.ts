@@ -98,12 +98,16 @@ const COUNT_BATCH = 64;
 /** model → route → cohort → row of 12 (hit × status class), filled as combinations appear. */
 type SeriesIndex = Map<string, Map<string, Map<string, (RequestSeries | undefined)[]>>>;
 
-/** One source's series, and how its lines are read (record/source-inputs.ts). */
-interface SourceState extends SourceInput {
+/** What counting a record touches of its source: its name and its two per-source series. */
+interface CountedSource {
+  readonly name: string;
   lines: SeriesHandle;
   /** Created by the first record, so the gauge is absent until a source has one. */
   lastRecord: SeriesHandle | undefined;
 }
+
+/** One source's series, and how its lines are read (record/source-inputs.ts). */
+interface SourceState extends SourceInput, CountedSource {}
 
 /** Status codes counted one by one for `report` (0–999: what the record parser accepts). */
 const STATUS_CODES = 1000;
@@ -170,6 +174,8 @@ export class Pipeline implements LineSink {
   private readonly onEnvelope: PipelineOptions['envelope'];
   /** Parsed by lineBytes, not yet counted, with their sources: in the order read (see COUNT_BATCH). */
   private readonly parsedBatch: ParseResult[] = [];
+  /** Sources whose records are read elsewhere (countRecord): no format detection, watch or input.preset. */
+  private readonly recordSources = new Map<string, CountedSource>();
   private readonly sourceBatch: SourceState[] = [];
 
   constructor(
@@ -308,6 +314,22 @@ export class Pipeline implements LineSink {
   }
 
   /**
+   * Counts a record read elsewhere, by a reader that decides its own format (the OTLP receiver): the source
+   * is not one of the files', so input.preset, format detection and the header watch are not its; and
+   * input_info and input_decisions_total are the reader's to set.
+   */
+  countRecord(parsed: ParseResult, source: string): void {
+    this.chunkEnd();
+    let src = this.recordSources.get(source);
+    if (src === undefined) {
+      const m = this.metrics;
+      src = { name: source, lines: m.lines.handle([source]), lastRecord: m.lastRecord.has([source]) ? m.lastRecord.handle([source]) : undefined };
+      this.recordSources.set(source, src);
+    }
+    this.countLine(parsed, src);
+  }
+
+  /**
    * The source has delivered what it has for now (the end of an ingest body): lines held while its format
    * is detected are counted, with the preset they make the most records for.
    */
@@ -388,7 +410,7 @@ export class Pipeline implements LineSink {
     else this.hold(parsed, src.name);
   }
 
-  private countLine(parsed: ParseResult, src: SourceState): void {
+  private countLine(parsed: ParseResult, src: CountedSource): void {
     const m = this.metrics;
     src.lines.value++;
     if (!parsed.ok) {

@@ -7,7 +7,9 @@ import { AlertmanagerPoller } from '../gate/alertmanager-poller.js';
 import { gateRouter, WEBHOOK_PATH } from '../gate/gate-router.js';
 import { LoadSheddingGate, sourceLabel } from '../gate/load-shedding-gate.js';
 import { ingestBudget, ingestRouter } from '../ingest/ingest-router.js';
-import { otlpRouter } from '../ingest/otlp-router.js';
+import { otlpRouter, type OtlpRecordSink } from '../ingest/otlp-router.js';
+import { OtlpResourceLabels, resourceLabelsApplied } from '../ingest/otlp-resource-labels.js';
+import { withLabelledSets, type LabelledFamilies } from '../metrics/labelled-families.js';
 import { SignalClassifier } from '../signals/classify.js';
 import { FollowerGauges } from '../metrics/follower-gauges.js';
 import { WindowGauges } from '../metrics/window-gauges.js';
@@ -235,24 +237,38 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
   const scrapes = scrapeCounter();
   const repeatGauges = new RepeatGauges(pipeline.repeats, config.repeats.top);
-  const registry = buildRegistry(
-    [
-      ...pipeline.metrics.families(),
-      pipeline.inputInfo,
-      pipeline.inputDecisions,
-      pipeline.headersUnseen,
-      pipeline.inputEnvelope,
-      ...gauges.families(),
-      ...(followerGauges?.families() ?? []),
-      ...gate.families(),
-      ...(checkpointer?.families() ?? []),
-      ...(auth === undefined ? [] : [auth.checks]),
-      ...repeatGauges.families(),
-      scrapes,
-    ],
-    VERSION,
-    { created: config.web.openMetricsCreated },
-  );
+  // OTLP records of each resource label set count in a pipeline of their own, written with its labels.
+  const labelled: (LabelledFamilies & { gauges: WindowGauges })[] = [];
+  const resourceLabels = new OtlpResourceLabels<OtlpRecordSink>({
+    labels: resourceLabelsApplied(config.ingest.otlp.resourceLabels, config.pack.aggregationLabels),
+    maxSets: config.ingest.otlp.maxResourceLabelSets,
+    maxValueBytes: config.metrics.labelValueMaxBytes,
+    create: (names, values) => {
+      const own = new Pipeline(config);
+      const ownGauges = new WindowGauges(own.window, config.signals);
+      labelled.push({ names, values, gauges: ownGauges, families: new Map([...own.metrics.families(), ...ownGauges.families()].map((f) => [f.name, f])) });
+      log.info('OTLP resource label set counted apart', { labels: names.map((n, i) => `${n}=${values[i] as string}`).join(','), sets: labelled.length });
+      return own;
+    },
+    overflowed: (records) => pipeline.metrics.labelOverflow.inc(['otlp_resource', 'too_many_values'], records),
+  });
+  const baseFamilies = [
+    ...pipeline.metrics.families(),
+    pipeline.inputInfo,
+    pipeline.inputDecisions,
+    pipeline.headersUnseen,
+    pipeline.inputEnvelope,
+    ...gauges.families(),
+    ...(followerGauges?.families() ?? []),
+    ...gate.families(),
+    ...(checkpointer?.families() ?? []),
+    ...(auth === undefined ? [] : [auth.checks]),
+    ...repeatGauges.families(),
+    scrapes,
+  ];
+  const registry = buildRegistry(config.ingest.otlp.enabled && resourceLabels.active ? withLabelledSets(baseFamilies, () => labelled) : baseFamilies, VERSION, {
+    created: config.web.openMetricsCreated,
+  });
 
   let ready = false;
   const app = createApp({
@@ -269,6 +285,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       gauges.refresh();
       followerGauges?.refresh();
       repeatGauges.refresh();
+      for (const set of labelled) set.gauges.refresh();
     },
     ready: () => ready,
     // Restored counters are held back until the lines after the checkpoint are counted again (a scrape
@@ -311,7 +328,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
         minBodyRateWindowMs: config.ingest.minBodyRateWindow,
         slowSourceCooldownMs: config.ingest.slowSourceCooldown,
         preset: config.ingest.otlp.preset,
-        inputPreset: config.input.preset,
+        resourceLabels,
         map: {
           generic: config.ingest.otlp.generic,
           maxValueDepth: config.ingest.otlp.maxValueDepth,

@@ -374,8 +374,40 @@ export const otlpSchema = z
     maxValueDepth: z.number().int().min(1).max(64).default(8),
     /** otlp-generic: the attribute names (else body keys) each field is read from. */
     generic: otlpGenericSchema.default(() => otlpGenericSchema.parse({})),
+    /**
+     * Target label ← resource attribute. Unset: cluster ← k8s.cluster.name, namespace ← k8s.namespace.name
+     * (ingest/otlp-resource-labels.ts), of which only the labels in pack.aggregationLabels are applied.
+     */
+    resourceLabels: z.record(labelName, otlpAttribute).optional(),
+    /** Resource label sets counted apart before a new one counts under __other__. */
+    maxResourceLabelSets: z.number().int().min(1).max(1024).default(32),
   })
   .strict();
+
+/** The label names of the exporter's own series: a resource label of the same name would be written twice in a series. */
+export const EXPORTER_SERIES_LABELS = [
+  'hit',
+  'status_class',
+  'model',
+  'route',
+  'cohort',
+  'outcome',
+  'reason',
+  'mode',
+  'state',
+  'defect',
+  'type',
+  'source',
+  'header',
+  'label',
+  'family',
+  'kind',
+  'preset',
+  'basis',
+  'envelope',
+  'quantile',
+  'le',
+] as const;
 
 /** POST /api/v1/ingest: NDJSON pushed over HTTP, fed to the same pipeline as files and stdin (source "http"). */
 export const ingestSchema = z
@@ -962,7 +994,21 @@ export const configSchema = z
       });
     }
   })
-  .superRefine((c, ctx) => mappedHeadersAreRead(c.input.headers, c.headers, ctx));
+  .superRefine((c, ctx) => mappedHeadersAreRead(c.input.headers, c.headers, ctx))
+  .superRefine((c, ctx) => {
+    // An OTLP resource label becomes a target label the pack aggregates by: any other would only split series.
+    for (const label of Object.keys(c.ingest.otlp.resourceLabels ?? {})) {
+      const path = ['ingest', 'otlp', 'resourceLabels', label];
+      if ((EXPORTER_SERIES_LABELS as readonly string[]).includes(label))
+        ctx.addIssue({ code: 'custom', path, message: `"${label}" is a label of the exporter's own series; map the attribute to an aggregation label` });
+      else if (!c.pack.aggregationLabels.includes(label))
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `"${label}" is not one of pack.aggregationLabels (${c.pack.aggregationLabels.join(', ')}): only those are applied as target labels; add it there or remove it`,
+        });
+    }
+  });
 
 /** input.headers may only map headers the signals read, each on its own side (response or request). */
 function mappedHeadersAreRead(mapped: { response: Record<string, string>; request: Record<string, string> }, headers: z.output<typeof headersSchema>, ctx: z.RefinementCtx): void {

@@ -11,7 +11,7 @@
 import { PRESETS, SIGNATURES, type Mapping } from '../record/presets.js';
 import { RecordParser, type ParseResult } from '../record/parse-record.js';
 import type { DecisionBasis } from '../record/detect-preset.js';
-import type { OtlpAnyValue, OtlpKeyValue, OtlpLogRecord } from './otlp-proto.js';
+import { hasField, type OtlpAnyValue, type OtlpInt64, type OtlpKeyValue, type OtlpLogRecord } from './otlp-proto.js';
 
 export const OTLP_PRESETS = ['otlp-envoy', 'otlp-generic'] as const;
 export type OtlpPreset = (typeof OTLP_PRESETS)[number];
@@ -123,8 +123,8 @@ export class OtlpMapper {
     let body: Json | undefined;
     let tooLong = false;
     const b = r.body;
-    if (b?.kvlistValue !== undefined) body = this.kvlist(b.kvlistValue.values, 1);
-    else if (typeof b?.stringValue === 'string') {
+    if (b != null && hasField(b, 'kvlistValue')) body = this.kvlist(b.kvlistValue.values, 1);
+    else if (b != null && hasField(b, 'stringValue')) {
       const text = b.stringValue;
       if (Buffer.byteLength(text) > this.maxLineBytes) tooLong = true;
       else if (text.trimStart().startsWith('{')) {
@@ -184,39 +184,44 @@ export class OtlpMapper {
   }
 
   /** Resource attributes as strings (non-scalar values skipped). */
-  resourceAttributes(attrs: readonly OtlpKeyValue[] | undefined): Record<string, string> {
+  resourceAttributes(attrs: readonly OtlpKeyValue[] | null | undefined): Record<string, string> {
     const out: Record<string, string> = {};
     for (const kv of attrs ?? []) {
       const v = this.value(kv.value, this.maxDepth);
-      if (kv.key !== undefined && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) out[kv.key] = String(v);
+      if (hasField(kv, 'key') && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) out[kv.key] = String(v);
     }
     return out;
   }
 
-  private kvlist(values: readonly OtlpKeyValue[] | undefined, depth: number): Json {
+  private kvlist(values: readonly OtlpKeyValue[] | null | undefined, depth: number): Json {
     const out: Json = {};
-    for (const kv of values ?? []) if (kv.key !== undefined && !(kv.key in out)) out[kv.key] = this.value(kv.value, depth);
+    for (const kv of values ?? []) if (hasField(kv, 'key') && !(kv.key in out)) out[kv.key] = this.value(kv.value, depth);
     return out;
   }
 
   /** An AnyValue as JSON; a kvlist or array past maxValueDepth reads as null (bounded work on any input). */
-  private value(v: OtlpAnyValue | undefined, depth: number): unknown {
-    if (v === undefined) return null;
-    if (v.stringValue !== undefined) return v.stringValue;
-    if (v.intValue !== undefined) return Number(v.intValue);
-    if (v.doubleValue !== undefined) return v.doubleValue;
-    if (v.boolValue !== undefined) return v.boolValue;
-    if (v.bytesValue !== undefined) return v.bytesValue;
+  private value(v: OtlpAnyValue | null | undefined, depth: number): unknown {
+    if (v == null) return null;
+    if (hasField(v, 'stringValue')) return v.stringValue;
+    if (hasField(v, 'intValue')) return int64(v.intValue);
+    if (hasField(v, 'doubleValue')) return v.doubleValue;
+    if (hasField(v, 'boolValue')) return v.boolValue;
+    // As JSON writes bytes (and toObject did): base64.
+    if (hasField(v, 'bytesValue')) return typeof v.bytesValue === 'string' ? v.bytesValue : Buffer.from(v.bytesValue.buffer, v.bytesValue.byteOffset, v.bytesValue.byteLength).toString('base64');
     if (depth >= this.maxDepth) return null;
-    if (v.kvlistValue !== undefined) return this.kvlist(v.kvlistValue.values, depth + 1);
-    if (v.arrayValue !== undefined) return (v.arrayValue.values ?? []).map((x) => this.value(x, depth + 1));
+    if (hasField(v, 'kvlistValue')) return this.kvlist(v.kvlistValue.values, depth + 1);
+    if (hasField(v, 'arrayValue')) return (v.arrayValue.values ?? []).map((x) => this.value(x, depth + 1));
     return null;
   }
 }
 
 /** Envoy's fields from the body, then from attributes the body lacks; the record's time when %START_TIME% is not logged. */
 function envoyView(e: OtlpEntry): Json {
-  const view: Json = { ...e.attributes, ...e.body };
+  // Object.assign, not spread: V8 spreads these objects (keys added one by one) ~40× slower, and this was
+  // most of a record's mapping (bench/otlp-decode.mjs). The two differ only for an own "__proto__" key
+  // (a JSON body can have one), which assign would make the view's prototype: that one is spread.
+  const body = e.body;
+  const view: Json = body !== undefined && Object.prototype.hasOwnProperty.call(body, '__proto__') ? { ...e.attributes, ...body } : Object.assign({}, e.attributes, body);
   if (view.start_time === undefined && e.timeMs !== undefined) view.start_time = e.timeMs;
   return view;
 }
@@ -262,9 +267,17 @@ function headersLogged(attributes: Json, prefix: string): boolean {
   return false;
 }
 
-/** Epoch ms of a fixed64 nanosecond time (a decimal string); 0 is "unset" in OTLP. */
-function nanosToMs(nanos: string | undefined): number | undefined {
-  if (nanos === undefined || nanos === '0' || nanos === '') return undefined;
-  const n = Number(nanos) / 1e6;
+/**
+ * A 64-bit integer as the nearest double. Long's toNumber() is high·2³² + low, one rounding: the same
+ * double as Number() of the decimal string toObject wrote.
+ */
+function int64(v: OtlpInt64): number {
+  return typeof v === 'number' ? v : typeof v === 'string' ? (v === '' ? Number.NaN : Number(v)) : v.toNumber();
+}
+
+/** Epoch ms of a fixed64 nanosecond time; 0 (the default of a time not sent) is "unset" in OTLP. */
+function nanosToMs(nanos: OtlpInt64 | null | undefined): number | undefined {
+  if (nanos == null) return undefined;
+  const n = int64(nanos) / 1e6;
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }

@@ -1,8 +1,9 @@
 // The OTLP logs messages, read and written by protobufjs from the official .proto files of
 // open-telemetry/opentelemetry-proto (proto/, tag v1.9.0, Apache-2.0): no wire format is decoded by hand.
-// Both encodings of OTLP/HTTP come out as the same plain object (protobufjs' toObject), so the mapping
-// (otlp-map.ts) reads one shape: binary protobuf by decode(), and the JSON encoding by fromObject(), which
-// takes the lowerCamelCase field names the OTLP spec writes.
+// Both encodings of OTLP/HTTP come out as the same message objects, read as they are by the mapping
+// (otlp-map.ts): binary protobuf by decode(), and the JSON encoding by fromObject(), which takes the
+// lowerCamelCase field names the OTLP spec writes. They are not turned into plain objects (toObject): that
+// copy of the whole request was most of a request's cost (bench/otlp-decode.mjs, bench/RESULTS.md).
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type protobuf from 'protobufjs';
@@ -11,39 +12,51 @@ import type protobuf from 'protobufjs';
 const PROTO_DIR = fileURLToPath(new URL('../../proto/', import.meta.url));
 const SERVICE = 'opentelemetry/proto/collector/logs/v1/logs_service.proto';
 
-/** What the mapping reads of an ExportLogsServiceRequest (toObject with the options of TO_OBJECT). */
+/**
+ * A 64-bit integer as protobufjs gives it: a Long (long.js, which protobufjs depends on), a number where
+ * Long is missing, or a decimal string (toObject with `longs: String`, and tests' plain objects).
+ */
+export type OtlpInt64 = string | number | { toNumber(): number };
+
+/**
+ * What the mapping reads of an ExportLogsServiceRequest. A message object has every field, the ones not
+ * sent as defaults on its prototype: a field is set when it is an own property that is not null (hasField).
+ */
 export interface OtlpKeyValue {
-  key?: string;
-  value?: OtlpAnyValue;
+  key?: string | null;
+  value?: OtlpAnyValue | null;
 }
 export interface OtlpAnyValue {
-  stringValue?: string;
-  boolValue?: boolean;
-  intValue?: string;
-  doubleValue?: number;
-  arrayValue?: { values?: OtlpAnyValue[] };
-  kvlistValue?: { values?: OtlpKeyValue[] };
-  bytesValue?: string;
+  stringValue?: string | null;
+  boolValue?: boolean | null;
+  intValue?: OtlpInt64 | null;
+  doubleValue?: number | null;
+  arrayValue?: { values?: OtlpAnyValue[] | null } | null;
+  kvlistValue?: { values?: OtlpKeyValue[] | null } | null;
+  /** Bytes as sent; base64 in a plain object. */
+  bytesValue?: Uint8Array | string | null;
 }
 export interface OtlpLogRecord {
-  timeUnixNano?: string;
-  observedTimeUnixNano?: string;
-  body?: OtlpAnyValue;
-  attributes?: OtlpKeyValue[];
-  eventName?: string;
+  timeUnixNano?: OtlpInt64 | null;
+  observedTimeUnixNano?: OtlpInt64 | null;
+  body?: OtlpAnyValue | null;
+  attributes?: OtlpKeyValue[] | null;
+  eventName?: string | null;
 }
 export interface OtlpResourceLogs {
-  resource?: { attributes?: OtlpKeyValue[] };
-  scopeLogs?: { scope?: { name?: string }; logRecords?: OtlpLogRecord[] }[];
+  resource?: { attributes?: OtlpKeyValue[] | null } | null;
+  scopeLogs?: { scope?: { name?: string | null } | null; logRecords?: OtlpLogRecord[] | null }[] | null;
 }
 export interface OtlpLogsRequest {
-  resourceLogs?: OtlpResourceLogs[];
+  resourceLogs?: OtlpResourceLogs[] | null;
+}
+
+/** Whether a message (or plain object) has the field set: the field sent, not its prototype's default. */
+export function hasField<T extends object, K extends keyof T>(o: T, key: K): o is T & { [P in K]-?: NonNullable<T[P]> } {
+  return Object.prototype.hasOwnProperty.call(o, key) && o[key] != null;
 }
 
 export type OtlpEncoding = 'protobuf' | 'json';
-
-/** 64-bit integers as decimal strings (no precision lost on nanosecond times), bytes as base64, no defaults. */
-const TO_OBJECT: protobuf.IConversionOptions = { longs: String, bytes: String, defaults: false, arrays: false, oneofs: false };
 
 interface Messages {
   request: protobuf.Type;
@@ -86,11 +99,11 @@ export function otlpMessages(): Messages {
 export function decodeLogsRequest(body: Buffer, encoding: OtlpEncoding): OtlpLogsRequest | string {
   const { request } = otlpMessages();
   try {
-    if (encoding === 'protobuf') return request.toObject(request.decode(body), TO_OBJECT) as OtlpLogsRequest;
+    if (encoding === 'protobuf') return request.decode(body) as OtlpLogsRequest;
     const json: unknown = JSON.parse(body.toString('utf8'));
     if (json === null || typeof json !== 'object' || Array.isArray(json)) return 'the body is not a JSON object (an ExportLogsServiceRequest)';
     // fromObject throws on a structure that is not the message's (an array where a message is, …).
-    return request.toObject(request.fromObject(stripIds(json as Record<string, unknown>)), TO_OBJECT) as OtlpLogsRequest;
+    return request.fromObject(stripIds(json as Record<string, unknown>)) as OtlpLogsRequest;
   } catch (err) {
     // The stack's end: a nesting deeper than it (a kvlist in a kvlist ... the whole body long).
     if (err instanceof RangeError && /call stack/i.test(err.message)) return 'the body nests values deeper than the exporter reads';

@@ -14,12 +14,15 @@ import type { ParseResult } from '../record/parse-record.js';
 import { OtlpMapper, type OtlpEntry, type OtlpMapOptions, type OtlpPreset } from './otlp-map.js';
 import { decodeLogsRequest, encodeLogsResponse, encodeStatus, otlpMessages, type OtlpEncoding } from './otlp-proto.js';
 import { bodyLimits, parseContentEncoding, readBody, type ByteBudget } from './read-body.js';
+import type { OtlpResourceLabels } from './otlp-resource-labels.js';
 
 export const OTLP_LOGS_PATH = '/v1/logs';
 export const OTLP_SOURCE = 'otlp';
 
-/** What the receiver needs of the pipeline: counting a record read elsewhere, and its counters and input gauges. */
-export type OtlpSink = Pick<Pipeline, 'count' | 'metrics' | 'inputInfo' | 'inputDecisions'>;
+/** What the receiver needs of the pipeline: counting a record read elsewhere, and its input gauges. */
+export type OtlpSink = Pick<Pipeline, 'countRecord' | 'inputInfo' | 'inputDecisions'>;
+/** Where the records of one resource label set count (a pipeline of their own). */
+export type OtlpRecordSink = Pick<Pipeline, 'countRecord'>;
 
 export interface OtlpRouterOptions {
   enabled: boolean;
@@ -34,13 +37,11 @@ export interface OtlpRouterOptions {
   /** Shared with the other ingest endpoint (serve passes one); a router of its own otherwise. */
   slowSources?: SlowSources;
   preset: 'auto' | OtlpPreset;
-  /**
-   * input.preset: the pipeline gives source "otlp" the files' configured preset when it first counts one of
-   * its records, which would show in zero_plane_exporter_input_info as if it read them; it is set back to 0.
-   */
-  inputPreset?: string;
   map: OtlpMapOptions;
+  /** Counts the records of resources without a resource label set, and holds the input gauges of all. */
   sink: OtlpSink;
+  /** Resource attributes → target labels (ingest.otlp.resourceLabels): each set's records count in its own sink. */
+  resourceLabels?: OtlpResourceLabels<OtlpRecordSink>;
   log: Logger;
 }
 
@@ -71,11 +72,11 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
   const previous = new Map<string, OtlpPreset>();
   const MAX_SERVICES = 4096;
   const inUse = new Set<OtlpPreset>();
-  let counted = false;
+  const labels = opts.resourceLabels;
   /**
-   * The (cluster, namespace) pairs seen in resource attributes. Every record counts under this exporter's
-   * own target labels (the pack's aggregation labels come from the scrape), so records of a second pair are
-   * said out loud once: route them to an exporter of their own in the Collector (docs/otlp.md).
+   * Without resource labels applied (none of ingest.otlp.resourceLabels is an aggregation label), every
+   * record counts under this exporter's own target labels: records of a second (cluster, namespace) pair
+   * are said out loud once (docs/otlp.md).
    */
   const groups = new Set<string>();
   const MAX_GROUPS = 64;
@@ -159,14 +160,15 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
       if (entries.length === 0) continue;
       const service = resource['service.name'] ?? '';
       const group = `${resource['k8s.cluster.name'] ?? ''}/${resource['k8s.namespace.name'] ?? ''}`;
-      if (!groups.has(group) && groups.size < MAX_GROUPS) {
+      if (labels?.active !== true && !groups.has(group) && groups.size < MAX_GROUPS) {
         groups.add(group);
         if (groups.size === 2)
           log.warn("OTLP log records come from more than one cluster/namespace; they all count under this exporter's target labels", {
             groups: [...groups].join(' '),
-            fix: "route each k8s.namespace.name (or k8s.cluster.name) to an exporter of its own with the Collector's routing connector (docs/otlp.md)",
+            fix: 'add cluster and namespace to pack.aggregationLabels (ingest.otlp.resourceLabels maps them) and scrape with honor_labels: true, or route each group to an exporter of its own (docs/otlp.md)',
           });
       }
+      const target = labels?.sinkFor(resource, entries.length) ?? sink;
       const decision = mapper.decide(entries, opts.preset, previous.get(service));
       if (previous.get(service) !== decision.preset) {
         if (previous.size >= MAX_SERVICES) previous.delete(previous.keys().next().value as string);
@@ -181,11 +183,7 @@ export function otlpRouter(opts: OtlpRouterOptions): express.Router {
       }
       for (const e of entries) {
         const parsed: ParseResult = mapper.read(e, decision.preset);
-        sink.count(parsed, OTLP_SOURCE);
-        if (!counted) {
-          counted = true;
-          if (opts.inputPreset !== undefined && opts.inputPreset !== 'auto') sink.inputInfo.set([OTLP_SOURCE, opts.inputPreset], 0);
-        }
+        target.countRecord(parsed, OTLP_SOURCE);
         if (parsed.ok) out.accepted++;
         else {
           out.rejected++;

@@ -90,6 +90,8 @@ export interface PrometheusOptions {
   scrapeTarget?: string;
   /** Instead: one job, each target with its own target labels (e.g. `cluster`). */
   scrape?: { job: string; targets: { target: string; labels: Record<string, string> }[] };
+  /** honor_labels: true on the scrape job: labels the exporter writes win over the target's (OTLP resource labels). */
+  honorLabels?: boolean;
   /** host:port of the Alertmanager(s) to send alerts to (each gets every alert). */
   alertmanager?: string | string[];
 }
@@ -109,9 +111,12 @@ export async function startPrometheus(bin: string, opts: PrometheusOptions): Pro
       rule_files: [rules],
       ...(opts.alertmanager === undefined ? {} : { alerting: { alertmanagers: [{ static_configs: [{ targets: [opts.alertmanager].flat() }] }] } }),
       scrape_configs: [
-        opts.scrape
-          ? { job_name: opts.scrape.job, static_configs: opts.scrape.targets.map((t) => ({ targets: [t.target], labels: t.labels })) }
-          : { job_name: 'zero-plane-exporter', static_configs: [{ targets: [opts.scrapeTarget] }] },
+        {
+          ...(opts.scrape
+            ? { job_name: opts.scrape.job, static_configs: opts.scrape.targets.map((t) => ({ targets: [t.target], labels: t.labels })) }
+            : { job_name: 'zero-plane-exporter', static_configs: [{ targets: [opts.scrapeTarget] }] }),
+          ...(opts.honorLabels === true ? { honor_labels: true } : {}),
+        },
       ],
     }),
   );

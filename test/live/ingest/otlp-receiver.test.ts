@@ -339,6 +339,31 @@ describe('OTLP/HTTP logs receiver', () => {
     expect(await res.json()).toEqual({});
     const info = (await samples(configured)).filter((s) => s.name === 'zero_plane_exporter_input_info' && s.labels.source === 'otlp' && s.value === 1);
     expect(info.map((s) => s.labels.preset)).toEqual(['otlp-envoy']);
+    // Nor is it a decision of the files' configured preset: the receiver's own decision is the only one.
+    const decisions = (await samples(configured)).filter((s) => s.name === 'zero_plane_exporter_input_decisions_total');
+    expect(decisions.map((s) => `${s.labels.source}/${s.labels.basis}=${s.value}`)).toEqual(['otlp/evidence=1']);
+  });
+
+  it('with cluster and namespace among the aggregation labels, the same mix counts exactly as the file, under its resource labels', { timeout: 120_000 }, async () => {
+    const mix = knownMix();
+    const dir = tempDir('zp-otlp-labels-');
+    const log = join(dir, 'envoy.jsonl');
+    writeFileSync(log, `${mix.map(envoyJsonLine).join('\n')}\n`);
+    const fileUrl = await serve({ sources: { files: [log], startAt: 'start' } });
+    await linesFrom(fileUrl, log, mix.length);
+    const truth = counters(await samples(fileUrl));
+    const url = await serve({ pack: { aggregationLabels: ['cluster', 'namespace', 'job'] }, ...OTLP });
+    await sendWithSdk(url, 'proto', 'gzip', mix);
+    await linesFrom(url, 'otlp', mix.length);
+    const got = await samples(url);
+    const labelled = got.filter((s) => s.labels.cluster !== undefined);
+    expect(labelled.length).toBeGreaterThan(20);
+    for (const s of labelled) expect(s.labels).toMatchObject({ cluster: 'eu-1', namespace: 'llm-gateway' });
+    // Without the two labels, exactly the file's counters; none of them outside the label set.
+    const strip = (all: ParsedSample[]) => all.map((s) => ({ ...s, labels: Object.fromEntries(Object.entries(s.labels).filter(([k]) => k !== 'cluster' && k !== 'namespace')) }));
+    expect(counters(strip(labelled))).toEqual(truth);
+    expect(counters(got.filter((s) => s.labels.cluster === undefined))).toEqual([]);
+    expect(sumOf(got, 'zero_plane_exporter_label_overflow_total', { label: 'otlp_resource' })).toBe(0);
   });
 
   it('one request from two emitters: each resource is read with its own preset, trace ids in OTLP/JSON hex are taken', { timeout: 60_000 }, async () => {

@@ -54,6 +54,15 @@ describe('otlp-envoy', () => {
     expect(read.ok && read.record.timeMs).toBe(1764669600123);
   });
 
+  it('a JSON string body with a "__proto__" key reads as the same line from a file does', () => {
+    // A key the line lacks, under "__proto__": an own key of the line, not an inherited value of the view.
+    const { cohort: _cohort, ...rest } = envoyLine;
+    const line = `{"__proto__":{"cohort":"from-proto"},${JSON.stringify(rest).slice(1)}`;
+    const got = mapper.read(mapper.entry({ body: { stringValue: line }, attributes: kvs({ 'http.route': 'messages' }) }), 'otlp-envoy');
+    expect(got).toEqual(envoyParser.parse(line));
+    expect(got.ok && got.record.cohort).not.toBe('from-proto');
+  });
+
   it('a body string over the line limit is too_long; a text body is a record without latency', () => {
     expect(mapper.read(mapper.entry({ body: { stringValue: JSON.stringify({ ...envoyLine, pad: 'x'.repeat(3000) }) } }), 'otlp-envoy')).toEqual({ ok: false, reason: 'too_long' });
     expect(mapper.read(mapper.entry({ body: { stringValue: '[2026-12-02T10:00:00.000Z] "POST /v1/messages HTTP/1.1" 200' } }), 'otlp-envoy')).toEqual({ ok: false, reason: 'missing_latency' });

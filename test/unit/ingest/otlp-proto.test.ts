@@ -1,7 +1,20 @@
 // The OTLP messages as protobufjs reads them from the official protos: both encodings give one shape, a
 // truncated or wrongly shaped body is refused with a reason, and the answers decode as the spec's messages.
 import { describe, expect, it } from 'vitest';
-import { decodeLogsRequest, encodeLogsResponse, encodeStatus, otlpMessages } from '../../../src/ingest/otlp-proto.js';
+import type protobuf from 'protobufjs';
+import { configSchema } from '../../../src/config/schema.js';
+import { OtlpMapper, type OtlpMapOptions } from '../../../src/ingest/otlp-map.js';
+import { decodeLogsRequest, encodeLogsResponse, encodeStatus, otlpMessages, type OtlpLogRecord, type OtlpLogsRequest } from '../../../src/ingest/otlp-proto.js';
+
+const MAP: Omit<OtlpMapOptions, 'generic'> = {
+  maxValueDepth: 8,
+  maxLineBytes: 4096,
+  latencyList: 'last',
+  maxLatencySeconds: 3600,
+  absentValues: ['', '-'],
+  responseHeaderNames: [],
+  requestHeaderNames: [],
+};
 
 const REQUEST = {
   resourceLogs: [
@@ -29,13 +42,41 @@ function binary(obj: object): Buffer {
 }
 
 describe('OTLP logs messages', () => {
-  it('reads protobuf and JSON to the same object, nanoseconds exact', () => {
+  it('reads protobuf and JSON to the same messages, nanoseconds exact, and the mapping reads them as their plain objects', () => {
     const fromProto = decodeLogsRequest(binary(REQUEST), 'protobuf');
     const fromJson = decodeLogsRequest(Buffer.from(JSON.stringify(REQUEST)), 'json');
-    expect(typeof fromProto).toBe('object');
+    if (typeof fromProto === 'string' || typeof fromJson === 'string') throw new Error(`not decoded: ${String(fromProto)} ${String(fromJson)}`);
+    const { request } = otlpMessages();
+    const plain = (m: OtlpLogsRequest) => request.toObject(m as protobuf.Message, { longs: String, bytes: String, defaults: false });
     const { traceId: _dropped, ...record } = REQUEST.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!;
-    expect(fromJson).toEqual({ resourceLogs: [{ ...REQUEST.resourceLogs[0], scopeLogs: [{ logRecords: [record] }] }] });
-    expect((fromProto as typeof REQUEST).resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!.timeUnixNano).toBe('1764669600123456789');
+    const want = { resourceLogs: [{ ...REQUEST.resourceLogs[0], scopeLogs: [{ logRecords: [record] }] }] };
+    expect(plain(fromJson)).toEqual(want);
+    // The binary body carries the trace id (bytes), which the mapping does not read.
+    const proto = plain(fromProto) as typeof REQUEST;
+    expect(proto.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!.traceId).toBe(REQUEST.resourceLogs[0]!.scopeLogs[0]!.logRecords[0]!.traceId);
+    delete (proto.resourceLogs[0]!.scopeLogs[0]!.logRecords[0] as { traceId?: string }).traceId;
+    expect(proto).toEqual(want);
+    // Message objects, not copies: 64-bit fields as Long, read to the same entry as the plain object.
+    const lr = (m: OtlpLogsRequest) => m.resourceLogs![0]!.scopeLogs![0]!.logRecords![0]!;
+    expect(String(lr(fromProto).timeUnixNano)).toBe('1764669600123456789');
+    const mapper = new OtlpMapper({ ...MAP, generic: configSchema.parse({}).ingest.otlp.generic });
+    const entry = mapper.entry(lr(fromProto));
+    expect(entry).toEqual(mapper.entry(lr(fromJson)));
+    expect(entry).toEqual(mapper.entry(record as OtlpLogRecord));
+    expect(entry).toEqual({ attributes: { 'http.route': '/v1/messages' }, body: { duration: 12 }, timeMs: 1764669600123456789 / 1e6, tooLong: false });
+  });
+
+  it('reads a field as set only when it was sent: the defaults on a message prototype are not values', () => {
+    // A record with no body and no time, a key-less attribute, and a value of each AnyValue kind (a oneof
+    // member is sent even when it is its default: '' and false are values).
+    const values = [{ stringValue: '' }, { intValue: '-7' }, { doubleValue: 0.5 }, { boolValue: false }, { bytesValue: 'AAE=' }, { arrayValue: { values: [{ stringValue: 'a' }] } }, {}];
+    const obj = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ attributes: [{ value: { stringValue: 'no key' } }, ...values.map((value, i) => ({ key: `k${i}`, value }))] }] }] }] };
+    const mapper = new OtlpMapper({ ...MAP, generic: configSchema.parse({}).ingest.otlp.generic });
+    const want = { attributes: { k0: '', k1: -7, k2: 0.5, k3: false, k4: 'AAE=', k5: ['a'], k6: null }, body: undefined, timeMs: undefined, tooLong: false };
+    for (const m of [decodeLogsRequest(binary(obj), 'protobuf'), decodeLogsRequest(Buffer.from(JSON.stringify(obj)), 'json')]) {
+      if (typeof m === 'string') throw new Error(m);
+      expect(mapper.entry(m.resourceLogs![0]!.scopeLogs![0]!.logRecords![0]!)).toEqual(want);
+    }
   });
 
   it('refuses a truncated protobuf body and a JSON body of another shape, saying why', () => {
