@@ -162,6 +162,8 @@ async function run(root) {
   };
 }
 
+const busy = Array.from({ length: Number(values.busy) }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+if (busy.length > 0) console.log(`busy loops: pids ${busy.map((p) => p.pid).join(', ')}`);
 console.log(
   `load average ${loadavg()
     .map((l) => l.toFixed(1))
@@ -171,8 +173,6 @@ console.log(
   '| build | probed on | round | probes | p50 | p99 | max | after the first 500 ms: p50 | max | slowest probe: sent at, connect, wait to accept/to request/after | serve: loop delay p99, max | GC total, max pause | loop busy | peak RSS |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
-const busy = Array.from({ length: Number(values.busy) }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
-if (busy.length > 0) console.log(`busy loops: pids ${busy.map((p) => p.pid).join(', ')}`);
 try {
   for (let r = 0; r < Number(values.rounds); r++) {
     for (const b of builds) {
