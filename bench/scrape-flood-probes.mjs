@@ -4,8 +4,11 @@
 // build and round (builds alternate), the probes' p50 and max over the whole flood and over what follows
 // its first 500 ms (the first burst of 200 connections), the connect time of the slowest probe, and from
 // inside serve (bench/loop-delay.mjs, preloaded) the event loop's delay, GC pauses and loop utilisation
-// during the flood. --busy N runs N `for(;;){}` processes beside it (a loaded machine made on purpose).
-// Usage: npm run build && node bench/scrape-flood-probes.mjs [--rounds 3] [--busy 2] [--compare OTHER_CHECKOUT]
+// during the flood, and serve's peak RSS (VmHWM). --busy N runs N `for(;;){}` processes beside it (a loaded
+// machine made on purpose). This build is started with --web.probe-listen-address and probed there (the
+// probe worker, src/server/probe-listener.ts); --main-port probes its main port instead, as the other build
+// (which has no such flag) always is.
+// Usage: npm run build && node bench/scrape-flood-probes.mjs [--rounds 3] [--busy 2] [--compare OTHER_CHECKOUT] [--main-port]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -14,7 +17,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, busy: { type: 'string', default: '0' }, compare: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '3' }, busy: { type: 'string', default: '0' }, compare: { type: 'string' }, 'main-port': { type: 'boolean', default: false } },
+});
 const here = fileURLToPath(new URL('..', import.meta.url));
 const builds = [...(values.compare === undefined ? [] : [values.compare]), here];
 const dir = mkdtempSync(join(tmpdir(), 'zp-bench-flood-'));
@@ -78,20 +83,33 @@ const loopOut = join(dir, 'loop.json');
 const preload = fileURLToPath(new URL('loop-delay.mjs', import.meta.url));
 
 async function run(root) {
+  const viaProbeListener = root === here && !values['main-port'];
   const serve = spawn(
     process.execPath,
-    ['--import', preload, join(root, 'bin/zero-plane-exporter.js'), 'serve', '--web.listen-address=127.0.0.1:0', '--tail.start-at=start', '--web.max-requests=40', '--log.level=info', log],
+    [
+      '--import',
+      preload,
+      join(root, 'bin/zero-plane-exporter.js'),
+      'serve',
+      '--web.listen-address=127.0.0.1:0',
+      ...(viaProbeListener ? ['--web.probe-listen-address=127.0.0.1:0'] : []),
+      '--tail.start-at=start',
+      '--web.max-requests=40',
+      '--log.level=info',
+      log,
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ZP_BENCH_LOOP_OUT: loopOut } },
   );
-  const url = await new Promise((resolve, reject) => {
+  const serving = await new Promise((resolve, reject) => {
     let buf = '';
     serve.stderr.on('data', (c) => {
       buf += c.toString();
-      const m = /"msg":"serving"[^\n]*"address":"([^"]+)"/.exec(buf) ?? /"address":"([^"]+)"[^\n]*"msg":"serving"/.exec(buf);
-      if (m) resolve(`http://${m[1]}`);
+      const line = buf.split('\n').find((l) => l.includes('"msg":"serving"'));
+      if (line !== undefined && line.endsWith('}')) resolve(JSON.parse(line));
     });
     serve.once('exit', () => reject(new Error(`serve exited: ${buf}`)));
   });
+  const url = `http://${serving.address}`;
   for (;;) {
     const t = await (await fetch(`${url}/metrics`)).text();
     const m = /zero_plane_exporter_lines_total\{[^}]*\} (\d+)/.exec(t);
@@ -100,6 +118,7 @@ async function run(root) {
   }
   await new Promise((r) => setTimeout(r, 500));
   const port = Number(new URL(url).port);
+  const probePort = viaProbeListener ? Number(new URL(`http://${serving.probeAddress}`).port) : port;
   serve.kill('SIGUSR2');
   await new Promise((r) => setTimeout(r, 50));
   const flood = spawn(process.execPath, ['-e', FLOOD, String(port)], { stdio: 'ignore' });
@@ -107,9 +126,11 @@ async function run(root) {
   flood.once('exit', () => (going = false));
   const probes = [];
   while (going) {
-    probes.push(await probe(port));
+    probes.push(await probe(probePort));
     await new Promise((r) => setTimeout(r, 20));
   }
+  // Peak resident memory over serve's life (the flood's peak: reading the log needs less).
+  const peakRssMiB = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${serve.pid}/status`, 'utf8'))[1]) / 1024;
   serve.kill();
   await new Promise((r) => serve.once('exit', r));
   const loop = JSON.parse(readFileSync(loopOut, 'utf8'));
@@ -131,26 +152,34 @@ async function run(root) {
   }
   slowest.split =
     seen === undefined ? 'unseen' : `${Math.round(seen.acceptedAt - slowest.sentAt)}/${Math.round(seen.requestAt - seen.acceptedAt)}/${Math.round(slowest.sentAt + slowest.ms - seen.requestAt)}`;
-  return { all: stats(probes), after: stats(probes.filter((p) => p.at > t1 + 500)), slowest: { atMs: slowest.at - t1, ms: slowest.ms, connectMs: slowest.connected, split: slowest.split }, loop };
+  return {
+    peakRssMiB,
+    probed: viaProbeListener ? 'probe listener' : 'main port',
+    all: stats(probes),
+    after: stats(probes.filter((p) => p.at > t1 + 500)),
+    slowest: { atMs: slowest.at - t1, ms: slowest.ms, connectMs: slowest.connected, split: slowest.split },
+    loop,
+  };
 }
 
+const busy = Array.from({ length: Number(values.busy) }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+if (busy.length > 0) console.log(`busy loops: pids ${busy.map((p) => p.pid).join(', ')}`);
 console.log(
   `load average ${loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}`,
 );
 console.log(
-  '| build | round | probes | p50 | p99 | max | after the first 500 ms: p50 | max | slowest probe: sent at, connect, wait to accept/to request/after | serve: loop delay p99, max | GC total, max pause | loop busy |',
+  '| build | probed on | round | probes | p50 | p99 | max | after the first 500 ms: p50 | max | slowest probe: sent at, connect, wait to accept/to request/after | serve: loop delay p99, max | GC total, max pause | loop busy | peak RSS |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
-const busy = Array.from({ length: Number(values.busy) }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 try {
   for (let r = 0; r < Number(values.rounds); r++) {
     for (const b of builds) {
       const x = await run(b);
       const f = (v) => `${Math.round(v)} ms`;
       console.log(
-        `| ${b === here ? 'this' : b} | ${r + 1} | ${x.all.n} | ${f(x.all.p50)} | ${f(x.all.p99)} | ${f(x.all.max)} | ${f(x.after.p50)} | ${f(x.after.max)} | +${f(x.slowest.atMs)}, ${f(x.slowest.connectMs)}, ${x.slowest.split} ms | ${f(x.loop.loopDelay.p99)}, ${f(x.loop.loopDelay.max)} | ${f(x.loop.gc.totalMs)}, ${f(x.loop.gc.maxMs)} | ${Math.round(x.loop.elu * 100)} % |`,
+        `| ${b === here ? 'this' : b} | ${x.probed} | ${r + 1} | ${x.all.n} | ${f(x.all.p50)} | ${f(x.all.p99)} | ${f(x.all.max)} | ${f(x.after.p50)} | ${f(x.after.max)} | +${f(x.slowest.atMs)}, ${f(x.slowest.connectMs)}, ${x.slowest.split} ms | ${f(x.loop.loopDelay.p99)}, ${f(x.loop.loopDelay.max)} | ${f(x.loop.gc.totalMs)}, ${f(x.loop.gc.maxMs)} | ${Math.round(x.loop.elu * 100)} % | ${Math.round(x.peakRssMiB)} MiB |`,
       );
     }
   }

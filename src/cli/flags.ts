@@ -60,6 +60,12 @@ export const FLAGS: readonly FlagSpec[] = [
     default: '40',
     commands: ['serve', 'demo'],
   },
+  {
+    name: 'web.probe-listen-address',
+    type: 'string',
+    help: 'Also listen here for /-/healthy and /-/ready only, answered by a thread of their own so a scrape flood does not delay them (point the kubelet at it). Overrides web.probeListenAddress; unset = none.',
+    commands: ['serve', 'demo'],
+  },
   { name: 'demo.rate', type: 'string', help: 'Requests per second the demo load generator sends to the simulator.', default: '20', commands: ['demo'] },
   { name: 'simulate.listen-address', type: 'string', help: 'Address the simulated LLM endpoint (POST /v1/messages) listens on.', default: '127.0.0.1:8787', commands: ['simulate'] },
   { name: 'simulate.mode', type: 'string', help: 'Throttle mode of the simulated layer: strict (429 on long contexts), balanced or adaptive.', default: 'balanced', commands: ['simulate'] },

@@ -345,6 +345,14 @@ function maxRequestsOf(flags: ParsedFlags, configured: number): number {
   return n;
 }
 
+/** --web.probe-listen-address when given, else the config's web.probeListenAddress (none when neither). */
+function probeListenOf(flags: ParsedFlags, configured: string | undefined): { probeListenAddress?: string } {
+  const text = flags.values['web.probe-listen-address'];
+  if (typeof text !== 'string') return configured === undefined ? {} : { probeListenAddress: configured };
+  listenAddress(text, 'web.probe-listen-address');
+  return { probeListenAddress: text };
+}
+
 /** Flags given on the command line win over the config file; positional FILEs add to its sources. */
 function withServeFlags(config: Config, flags: ParsedFlags): Config {
   const startAt = flags.values['tail.start-at'];
@@ -362,6 +370,7 @@ function withServeFlags(config: Config, flags: ParsedFlags): Config {
       listenAddress: flagStrings(flags, 'web.listen-address') ?? config.web.listenAddress,
       telemetryPath: (flags.values['web.telemetry-path'] as string | undefined) ?? config.web.telemetryPath,
       maxRequests: maxRequestsOf(flags, config.web.maxRequests),
+      ...probeListenOf(flags, config.web.probeListenAddress),
     },
     sources: {
       ...config.sources,

@@ -22,6 +22,7 @@ import { basicAuth } from '../server/basic-auth.js';
 import { readBearerTokenFile as readTokenFile } from '../server/bearer-token.js';
 import { createApp, listenWeb, type Endpoint, type WebServer } from '../server/http-server.js';
 import { scrapeCounter } from '../server/shared-scrape.js';
+import { startProbeListener, type ProbeListener } from '../server/probe-listener.js';
 import { parseListenAddress } from '../config/listen-address.js';
 import { rateLimit } from '../server/rate-limit.js';
 import { systemdListenFds, SystemdSocketError } from '../server/systemd-socket.js';
@@ -361,8 +362,11 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   // A restarted replica answers from Alertmanager's state from its first request (one read, bounded by pollTimeout per URL).
   await poller?.start();
   const servers: WebServer[] = [];
+  let probes: ProbeListener | undefined;
   try {
     for (const at of endpoints) servers.push(await listenWeb(app, at, { ...(web?.tls === undefined ? {} : { tls: web.tls }), http2: web?.http2 ?? false }, log));
+    const probeAt = config.web.probeListenAddress === undefined ? undefined : parseListenAddress(config.web.probeListenAddress);
+    if (probeAt !== undefined) probes = await startProbeListener({ ...probeAt, stallTimeoutMs: config.web.probeStallTimeout, ready: () => ready, log });
   } catch (err) {
     // One address that cannot be bound (in use, not ours) stops the start; the ones bound already close.
     await Promise.all(servers.map((s) => s.close()));
@@ -393,6 +397,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     address,
     addresses: addresses.join(','),
     systemdSocket: extras.systemdSocket === true,
+    probeAddress: probes?.address,
     scheme: server.scheme,
     http2: server.scheme === 'https' && web?.http2 === true,
     basicAuth: basicAuthOn,
@@ -421,7 +426,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
       stdin?.stop();
       await files?.stop();
       // Closed before the final checkpoint, so what an ingest request in flight added is in it.
-      await Promise.all(servers.map((s) => s.close()));
+      await Promise.all([...servers.map((s) => s.close()), probes?.close()]);
       await auth?.close();
       await checkpointer?.write('shutdown');
     },

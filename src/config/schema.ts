@@ -7,6 +7,7 @@ import { onCalendar } from '../record/calendar.js';
 import { headerSourceProblems, PRESET_NAMES, type RecordConfig } from '../record/presets.js';
 import { ENVELOPE_MODES } from '../source/envelope.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
+import { parseListenAddress } from './listen-address.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { cappedArray, withinCap } from './list-caps.js';
 import { probeSchema } from './probe-schema.js';
@@ -286,6 +287,15 @@ export const webSchema = z
     openMetricsCreated: z.boolean().default(true),
     /** Scrapes of the telemetry path answered at once (--web.max-requests); past it 503. 0 = no limit. */
     maxRequests: z.number().int().min(0).max(10_000).default(40),
+    /**
+     * A second listener answering only /-/healthy and /-/ready, from a thread of its own (--web.probe-listen-address;
+     * point the kubelet's probes at it): a scrape flood on the main port does not delay it. Unset = none.
+     */
+    probeListenAddress: listenAddress.refine((text) => parseListenAddress(text) !== undefined, 'not HOST:PORT or :PORT').optional(),
+    /** On the probe listener, /-/healthy answers 503 once the main event loop has not run for this long. */
+    probeStallTimeout: duration
+      .default(10_000)
+      .refine((ms) => ms >= 1_000 && ms <= 3_600_000, 'must be from 1s to 1h (the main thread beats every 100 ms; a GC pause or a busy moment lasts well under a second)'),
     basicAuth: basicAuthSchema.default(() => basicAuthSchema.parse({})),
   })
   .strict();

@@ -134,9 +134,14 @@ describe('Kubernetes manifests', () => {
     const containers = pod.spec.containers as { name: string; args?: string[]; ports?: { name: string; containerPort: number }[]; readinessProbe?: any; livenessProbe?: any; securityContext: any; resources?: any; volumeMounts: { name: string; readOnly?: boolean }[] }[];
     const exporter = containers.find((c) => c.name === 'zero-plane-exporter');
     expect(exporter?.args).toEqual(exporterArgs());
-    expect(exporter?.ports).toEqual([{ name: 'metrics', containerPort: 9185, protocol: 'TCP' }]);
+    expect(exporter?.ports).toEqual([
+      { name: 'metrics', containerPort: 9185, protocol: 'TCP' },
+      { name: 'probes', containerPort: 9186, protocol: 'TCP' },
+    ]);
     expect(exporter?.readinessProbe).toBeUndefined();
-    expect(exporter?.livenessProbe.httpGet).toEqual({ path: '/-/healthy', port: 'metrics' });
+    // On the probe listener (--web.probe-listen-address in the args): a scrape flood on 9185 does not delay it.
+    expect(exporter?.livenessProbe.httpGet).toEqual({ path: '/-/healthy', port: 'probes' });
+    expect(exporter?.args).toContain('--web.probe-listen-address=:9186');
     expect(exporter?.resources).toEqual(config.deploy.kubernetes.resources);
     expect(exporter?.volumeMounts.find((v) => v.name === 'gateway-log')?.readOnly).toBe(true);
     expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true });

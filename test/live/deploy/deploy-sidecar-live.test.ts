@@ -86,7 +86,10 @@ beforeAll(async () => {
   nginx = await startDaemon(nginxBin, (n.args ?? []).map(mapped), `${gateway}/healthz`);
 
   const e = container('zero-plane-exporter');
-  const args = (e.args ?? []).map(mapped).map((a) => (a.startsWith('--web.listen-address=') ? '--web.listen-address=127.0.0.1:0' : a));
+  // Loopback, free ports: the metrics port and the probe listener's.
+  const args = (e.args ?? [])
+    .map(mapped)
+    .map((a) => (a.startsWith('--web.listen-address=') ? '--web.listen-address=127.0.0.1:0' : a.startsWith('--web.probe-listen-address=') ? '--web.probe-listen-address=127.0.0.1:0' : a));
   exporter = await startCommand('serve', args);
 
   const r = container('log-rotator');
@@ -150,6 +153,10 @@ describe('the sidecar Pod, run on 127.0.0.1 with a temp dir as its emptyDir', ()
     const rotations = [...after.matchAll(/^zero_plane_exporter_file_rotations_total\{[^}]*\} (\d+)$/gm)].reduce((s, m) => s + Number(m[1]), 0);
     expect(rotations).toBeGreaterThanOrEqual(1);
     expect((await fetch(`${exporter.url}/-/ready`)).status).toBe(200);
+    // The liveness probe's port (the probe listener the Pod's args start) answers /-/healthy.
+    const probeAddress = (exporter.logs.find((l) => l.msg === 'serving') as { probeAddress?: string }).probeAddress;
+    expect(probeAddress).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect((await fetch(`http://${probeAddress}/-/healthy`)).status).toBe(200);
     // nginx wrote docs/gateways.md's format: the upstream's own time is there, a number, for every proxied line.
     const logDir = mounts.get('/var/log/zero-plane') as string;
     const logged = ['llm.jsonl.1', 'llm.jsonl'].flatMap((f) => (existsSync(join(logDir, f)) ? readFileSync(join(logDir, f), 'utf8').split('\n').filter(Boolean) : []));

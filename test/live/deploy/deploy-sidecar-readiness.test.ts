@@ -106,7 +106,7 @@ describe('the gateway Pod stays ready whatever the exporter does', () => {
     // Kubernetes expands $(VAR) in command and args: the script has none, so the shell sees it as written.
     expect(exporter.command?.join(' ')).not.toMatch(/\$\(/);
     const live = exporter.livenessProbe;
-    expect(live?.httpGet).toEqual({ path: '/-/healthy', port: 'metrics' });
+    expect(live?.httpGet).toEqual({ path: '/-/healthy', port: 'probes' });
     expect((live?.periodSeconds ?? 10) * (live?.failureThreshold ?? 3)).toBeGreaterThanOrEqual(60);
     // The memory limit is the measured peak (~232 MiB under 200 concurrent scrapes) with headroom.
     expect(exporter.resources?.limits?.memory).toBe('384Mi');
@@ -182,7 +182,15 @@ describe('the gateway Pod stays ready whatever the exporter does', () => {
     expect(spec.topologySpreadConstraints?.[0]).toMatchObject({ topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' });
     expect((doc('poddisruptionbudget.yaml').spec as { maxUnavailable: number }).maxUnavailable).toBe(2);
     const ingress = (doc('networkpolicy.yaml').spec as { ingress: { from?: unknown; ports: { port: string }[] }[] }).ingress;
-    expect(ingress).toEqual([{ from: [{ namespaceSelector: { matchLabels: { team: 'observability' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }]);
+    expect(ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { team: 'observability' } } }],
+        ports: [
+          { port: 'metrics', protocol: 'TCP' },
+          { port: 'probes', protocol: 'TCP' },
+        ],
+      },
+    ]);
 
     const off = renderDeploy(parseConfig('deploy:\n  kubernetes:\n    networkPolicy: { enabled: false }\n', 'off.yml'));
     expect(off.has('kubernetes/networkpolicy.yaml')).toBe(false);

@@ -4,7 +4,9 @@
 // does not slow the measured side): past --web.max-requests (40) they get 503 at once, those answered
 // share renders (zero_plane_exporter_scrapes_total), every one is answered, RSS stays under 240 MiB (the
 // shipped limit is 384 Mi; idle this serve is ~130 MiB, under the flood 175–232 MiB were measured), and
-// /-/healthy and /-/ready, probed from a process of their own, are answered ahead of the scrapes.
+// /-/healthy and /-/ready, probed from a process of their own, are answered ahead of the scrapes. The probe
+// listener (--web.probe-listen-address: a worker thread, src/server/probe-listener.ts), probed at the same time
+// by a second process, answers every probe 200 and 99 % of them within PROBE_LISTENER_P99_MS.
 // The timeouts are generous: at load 20 on two cores one run of the flood took 50 s.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -87,6 +89,17 @@ function quantile(values: number[], q: number): number {
   return v[Math.min(v.length - 1, Math.floor(q * v.length))] ?? Number.NaN;
 }
 
+/**
+ * The probe listener's p99 bound under the flood, for a two-core machine at load 10-20. Measured on 2026-12-03
+ * with this test (probers detached, as below): at load 13-20 with 2 and with 4 busy loops beside it, the probe
+ * listener's p99 was 90, 185 and 161 ms while the main port's was 438, 642 and 762 ms (max 0.7-3.5 s); with
+ * the probers in the test's own session, 119-633 ms against 150 ms-2.2 s. bench/scrape-flood-probes.mjs
+ * (bench/RESULTS.md) gave 27-339 ms against 133 ms-3.8 s at load 9-13. The machine's floor at load ~10, serve
+ * idle: p99 75-116 ms on either port. 500 ms leaves the listener 2.7x its worst p99 with detached probers,
+ * and the old path missed it in most loaded runs.
+ */
+const PROBE_LISTENER_P99_MS = 500;
+
 function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 }
@@ -108,7 +121,7 @@ describe('200 concurrent scrapes', () => {
       );
     }
     writeFileSync(log, `${lines.join('\n')}\n`);
-    serve = await startServe(['--tail.start-at=start', '--web.max-requests=40', log], 60_000);
+    serve = await startServe(['--tail.start-at=start', '--web.max-requests=40', '--web.probe-listen-address=127.0.0.1:0', log], 60_000);
     await waitFor(
       async () => ((sample(await (await fetch(`${serve.url}/metrics`)).text(), 'zero_plane_exporter_lines_total{source="' + log + '"}') ?? 0) >= 60_000 ? true : undefined),
       60_000,
@@ -119,11 +132,19 @@ describe('200 concurrent scrapes', () => {
     expect(await serve.stop()).toBe(0);
   });
 
-  it('probes answered during the flood ahead of every scrape, 503 past --web.max-requests, renders shared, all answered, RSS under 240 MiB', async () => {
+  it('probes answered during the flood ahead of every scrape, on the probe listener within a bound, 503 past --web.max-requests, renders shared, all answered, RSS under 240 MiB', async () => {
     const pid = serve.child.pid as number;
     const port = String(new URL(serve.url).port);
-    const prober = spawn(process.execPath, ['-e', PROBER, port], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const serving = serve.logs.find((l) => l.msg === 'serving') as { probeAddress: string };
+    const probePort = /:(\d+)$/.exec(serving.probeAddress)?.[1] as string;
+    // Each prober in a session of its own (detached: setsid), as the kubelet is in a cgroup of its own: with
+    // the kernel's autogroups a session shares the CPU as one, so a prober in the test's session waited for
+    // the CPU behind the flood client, serve and whatever else the session runs. Both ports alike. It still
+    // ends with this process: it stops when its stdin closes.
+    const prober = spawn(process.execPath, ['-e', PROBER, port], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
     const probed = outputOf(prober);
+    const listenerProber = spawn(process.execPath, ['-e', PROBER, probePort], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+    const listenerProbed = outputOf(listenerProber);
     let maxRss = rssMiB(pid);
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMiB(pid))), 20);
     let flooded: string;
@@ -132,10 +153,13 @@ describe('200 concurrent scrapes', () => {
     } finally {
       clearInterval(sampler);
       prober.stdin?.end();
+      listenerProber.stdin?.end();
     }
     const { ms, statuses } = JSON.parse(await probed) as { ms: number[]; statuses: Record<string, number> };
+    const listener = JSON.parse(await listenerProbed) as { ms: number[]; statuses: Record<string, number> };
     const { counts, scrapeMs } = JSON.parse(flooded) as { counts: Record<string, number>; scrapeMs: number[] };
-    const figures = { probes: ms.length, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), max: Math.max(...ms), scrapeP50: quantile(scrapeMs, 0.5), maxRss, counts };
+    const listenerFigures = { probes: listener.ms.length, p50: quantile(listener.ms, 0.5), p99: quantile(listener.ms, 0.99), max: Math.max(...listener.ms) };
+    const figures = { probes: ms.length, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), max: Math.max(...ms), scrapeP50: quantile(scrapeMs, 0.5), maxRss, counts, listener: listenerFigures };
     console.log(`scrape flood: ${JSON.stringify(figures)}`);
     expect(Object.keys(statuses), JSON.stringify(figures)).toEqual(['200']);
     expect(ms.length, JSON.stringify(figures)).toBeGreaterThanOrEqual(5);
@@ -147,6 +171,10 @@ describe('200 concurrent scrapes', () => {
     // (bench/scrape-flood-probes.mjs) but not at load 15 on two cores, where serve's own GC pauses stretch
     // past 150 ms of wall time: it is not asserted here; bench/RESULTS.md has the figures.
     expect(figures.p99, JSON.stringify(figures)).toBeLessThan(figures.scrapeP50);
+    // The probe listener: a thread of its own, behind none of the flood's accepts, renders, writes or GC.
+    expect(Object.keys(listener.statuses), JSON.stringify(figures)).toEqual(['200']);
+    expect(listener.ms.length, JSON.stringify(figures)).toBeGreaterThanOrEqual(5);
+    expect(listenerFigures.p99, JSON.stringify(figures)).toBeLessThan(PROBE_LISTENER_P99_MS);
     expect((counts['200'] ?? 0) + (counts['503'] ?? 0), flooded).toBe(200 * ROUNDS);
     // Whether 40 are ever in flight at once depends on how fast the flood's sockets are accepted (a run of
     // 200 × 200 was seen): that the limit answers 503 is shown below with a limit the flood must pass.
