@@ -157,7 +157,7 @@ export class FollowerContext {
    * symlink's target); when nothing is at the path just then (rotated again between the open and this
    * look, its writer not reopened yet: a starved machine's common case), the family it had before, else
    * the path's own directory and name. A file followed with no family would never have the generations
-   * rotated away before it looked for: the loaded CI run lost lines 2535–2678 that way.
+   * rotated away before it looked for (one way the loaded CI run could have lost lines 2535–2678).
    */
   async familyAt(path: string): Promise<Family> {
     const found = await familyOf(path, this.fs);

@@ -166,7 +166,7 @@ async function walkFamily(
       // Missing at or past the highest name listed: the end of the scheme, or a hole a shift running now
       // leaves for a moment (NAME.k moved up, NAME.(k-1) not yet in its place), with the oldest generations
       // above it. Stopping there lost them, the file read before among them: none of the generations
-      // between it and the new file was read (the loaded CI run's lost lines). A fresh listing tells which.
+      // between it and the new file was read, nor counted. A fresh listing tells which.
       highest = highestNumbered(await fs.readdir(family.dir).catch(() => [] as string[]), top.name, family.base);
       if (highest <= k) break;
     }

@@ -175,7 +175,8 @@ describe.each(SCHEMES)('starved follower, %s rotations at several per poll', (sc
     async ({ seed }) => {
       const dir = tempDir(`zpe-starve-${scheme}-`);
       const r = await starve(dir, { scheme, seed, timer: { intervalMs: 100 } }).finally(() => rmSync(dir, { recursive: true, force: true }));
-      expect(r.world.rotations).toBeGreaterThan(20);
+      // Deferred stats are calls not made, so the world acts less often (seed 6, delete: 15 rotations).
+      expect(r.world.rotations).toBeGreaterThan(8);
       expect(r.sink.garbled).toEqual([]);
       expect(r.duplicated).toEqual([]);
       expect(r.unexcused).toEqual([]);
