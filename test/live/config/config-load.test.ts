@@ -2,20 +2,11 @@ import { writeFileSync } from 'node:fs';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseConfig } from '../../../src/config/load.js';
+import { loadConfig, parseConfig } from '../../../src/config/load.js';
+import { problemOf } from '../../helpers/config-problem.js';
 import { renderPack } from '../../../src/pack/render-pack.js';
 import { requireBinary } from '../../helpers/binaries.js';
 import { spawnSync } from 'node:child_process';
-
-function problemOf(text: string): string {
-  try {
-    parseConfig(text, 'zp.yml');
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('config was accepted');
-}
 
 describe('config', () => {
   it('runs with no file at all, on the spec defaults', () => {

@@ -1,7 +1,8 @@
 // What the probe listener's worker answers (probe-answer.ts), from the main thread's heartbeat and readiness,
 // and the config keys that set it up, validated with the file, line and key.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { parseConfig } from '../../../src/config/load.js';
+import { problemOf } from '../../helpers/config-problem.js';
 import { defaultConfig } from '../../../src/config/schema.js';
 import { HEARTBEAT_BYTES, heartbeatViews, probeAnswer } from '../../../src/server/probe-answer.js';
 
@@ -39,16 +40,6 @@ describe('probeAnswer', () => {
     expect(Atomics.load(again.ready, 0)).toBe(1);
   });
 });
-
-function problemOf(text: string): string {
-  try {
-    parseConfig(text, 'zp.yml');
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('config was accepted');
-}
 
 describe('web.probeListenAddress and web.probeStallTimeout', () => {
   it('default: no probe listener, a 10 s stall timeout', () => {
