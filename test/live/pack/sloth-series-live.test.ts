@@ -75,7 +75,21 @@ const forEverySlo = (query: string) =>
     },
     30_000,
     `${query} for ${IDS.join(' and ')}`,
-  );
+  ).catch(async (err: unknown) => {
+    throw new Error(`${String(err)}; ${await ruleState()}`);
+  });
+
+/**
+ * What Prometheus says of the rules when a series never came (once seen in a full run, not reproduced
+ * alone): the rules not healthy, with their last error, and which SLOs have the period's SLI and burn rate.
+ */
+async function ruleState(): Promise<string> {
+  type Rules = { data: { groups: { name: string; rules: { name: string; health: string; lastError?: string }[] }[] } };
+  const rules = (await (await fetch(`${promUrl}/api/v1/rules`, { signal: AbortSignal.timeout(5_000) })).json()) as Rules;
+  const unhealthy = rules.data.groups.flatMap((g) => g.rules.filter((r) => r.health !== 'ok').map((r) => `${g.name}/${r.name}: ${r.health} ${r.lastError ?? ''}`));
+  const ids = async (name: string) => (await api('query', { query: `count by (sloth_id) (${name})` })).map((s) => s.metric.sloth_id);
+  return `rules not ok: ${JSON.stringify(unhealthy)}; slo:sli_error:ratio_rate1h for ${JSON.stringify(await ids('slo:sli_error:ratio_rate1h'))}, slo:period_burn_rate:ratio for ${JSON.stringify(await ids('slo:period_burn_rate:ratio'))}`;
+}
 
 beforeAll(async () => {
   const promBin = requireBinary('prometheus');
