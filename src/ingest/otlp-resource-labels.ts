@@ -65,14 +65,10 @@ export class OtlpResourceLabels<S> {
       return set.sink;
     }
     this.opts.overflowed(records);
-    this.other ??= {
-      names: this.names,
-      values: this.names.map(() => OVERFLOW_VALUE),
-      sink: this.opts.create(
-        this.names,
-        this.names.map(() => OVERFLOW_VALUE),
-      ),
-    };
+    if (this.other === undefined) {
+      const others = this.names.map(() => OVERFLOW_VALUE);
+      this.other = { names: this.names, values: others, sink: this.opts.create(this.names, others) };
+    }
     return this.other.sink;
   }
 

@@ -37,26 +37,22 @@ class MergedFamily implements Exposable {
     return out;
   }
 
-  *chunks(): Generator<string> {
-    yield* this.base.chunks?.() ?? [this.base.text()];
-    for (const set of this.sets()) {
-      const family = set.families.get(this.base.name);
-      if (family === undefined) continue;
-      const labels = labelText(set.names, set.values);
-      for (const chunk of family.chunks?.() ?? [family.text()]) {
-        const lines = withLabels(chunk, labels);
-        if (lines !== '') yield lines;
-      }
-    }
+  chunks(): Generator<string> {
+    return this.merged((f) => f.chunks?.() ?? [f.text()]);
   }
 
-  *openMetricsChunks(created?: boolean): Generator<string> {
-    yield* this.base.openMetricsChunks(created);
+  openMetricsChunks(created?: boolean): Generator<string> {
+    return this.merged((f) => f.openMetricsChunks(created));
+  }
+
+  /** The base family's pieces in one format, then each set's series of it in the same format, labelled. */
+  private *merged(pieces: (family: Exposable) => Iterable<string>): Generator<string> {
+    yield* pieces(this.base);
     for (const set of this.sets()) {
       const family = set.families.get(this.base.name);
       if (family === undefined) continue;
       const labels = labelText(set.names, set.values);
-      for (const chunk of family.openMetricsChunks(created)) {
+      for (const chunk of pieces(family)) {
         const lines = withLabels(chunk, labels);
         if (lines !== '') yield lines;
       }

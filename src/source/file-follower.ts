@@ -171,11 +171,7 @@ export class FileFollower {
    */
   get directoryModes(): Map<DirectoryMode, number> {
     if (this.watch.enabled) return this.watch.modes();
-    const dirs = new Set<string>();
-    for (const p of this.opts.patterns) {
-      const d = fg.isDynamicPattern(p) ? DirectoryWatch.listedDir(p) : resolve(dirname(p));
-      if (d !== undefined) dirs.add(d);
-    }
+    const [dirs] = this.patternDirs();
     for (const f of this.ctx.followed.values()) if (f.end === undefined) dirs.add(resolve(dirname(f.path)));
     return new Map([['off', dirs.size]]);
   }
@@ -439,6 +435,13 @@ export class FileFollower {
    * live followed files, absolute; and of those, the directories of globs whose listing may be kept.
    */
   private watchedDirs(): [Set<string>, Set<string>] {
+    const [dirs, listed] = this.patternDirs();
+    for (const f of this.ctx.followed.values()) if (f.end === undefined && f.watchPath !== undefined) dirs.add(dirname(f.watchPath));
+    return [dirs, listed];
+  }
+
+  /** The directories the patterns name (a literal path's, a glob's static part), and of those the globs' (listed). */
+  private patternDirs(): [Set<string>, Set<string>] {
     const dirs = new Set<string>();
     const listed = new Set<string>();
     for (const p of this.opts.patterns) {
@@ -447,7 +450,6 @@ export class FileFollower {
       if (d !== undefined) dirs.add(d);
       if (dynamic && d !== undefined) listed.add(d);
     }
-    for (const f of this.ctx.followed.values()) if (f.end === undefined && f.watchPath !== undefined) dirs.add(dirname(f.watchPath));
     return [dirs, listed];
   }
 
