@@ -97,6 +97,12 @@ export const FLAGS: readonly FlagSpec[] = [
     commands: ['serve'],
   },
   { name: 'tail.start-at', type: 'string', help: 'Where to start in files that already exist: end (new lines only) or start.', default: 'end', commands: ['serve'] },
+  {
+    name: 'parse.workers',
+    type: 'string',
+    help: 'Worker threads that parse the followed files and hand counts to the thread answering /metrics (patterns are shared out among them); 0 parses on that thread. Overrides parse.workers (default 1).',
+    commands: ['serve'],
+  },
   { name: 'log.level', type: 'string', help: 'Only log messages with this severity or above: debug, info, warn, error.', default: 'info', commands: ALL },
   { name: 'log.format', type: 'string', help: 'Log format on stderr: json (one object per line) or logfmt (key=value, as Prometheus writes).', default: 'json', commands: ALL },
   { name: 'format', type: 'string', help: 'Output format: text or json.', default: 'text', commands: ['report'] },

@@ -56,11 +56,11 @@ export async function main(argv: string[]): Promise<number> {
     // The YAML parser and zod are loaded only for a config file (`report` on the defaults pays for neither).
     const configFile = flagString(flags, 'config.file');
     const config = configFile === undefined ? await readDefaultConfig() : (await import('../config/load.js')).loadConfig(configFile);
-    const until = async (stop: () => Promise<void>) => {
-      const signal = await signalled;
-      log.info('shutting down', { signal });
+    const until = async (stop: () => Promise<void>, failed?: Promise<Error>) => {
+      const end = await Promise.race([signalled.then((signal) => ({ signal })), ...(failed === undefined ? [] : [failed.then((error) => ({ error }))])]);
+      if ('signal' in end) log.info('shutting down', { signal: end.signal });
       await stop();
-      return 0;
+      return 'signal' in end ? 0 : 1;
     };
 
     switch (command) {
@@ -171,7 +171,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'serve': {
         const { startServe } = await import('./serve-command.js');
         const server = await startServe(withServeFlags(config, flags), log, { ...(await webConfigOf(flags, config)), systemdSocket: flags.values['web.systemd-socket'] === true });
-        return await until(() => server.stop());
+        return await until(() => server.stop(), server.failed);
       }
       case 'demo': {
         noPositionals(flags, command);
@@ -360,8 +360,11 @@ function withServeFlags(config: Config, flags: ParsedFlags): Config {
   const files = flags.positionals.filter((p) => p !== '-');
   const checkpointFile = flags.values['checkpoint.file'];
   if (checkpointFile === '') throw new UsageError('--checkpoint.file must name a file');
+  const workers = flags.values['parse.workers'];
+  if (typeof workers === 'string' && (!/^\d+$/.test(workers) || Number(workers) > 16)) throw new UsageError(`--parse.workers must be a whole number from 0 to 16, not "${workers}"`);
   return {
     ...config,
+    parse: { ...config.parse, workers: typeof workers === 'string' ? Number(workers) : config.parse.workers },
     gate: { ...config.gate, scope: { ...config.gate.scope, ...scopeFlags(config, flagStrings(flags, 'gate.scope') ?? []) } },
     checkpoint: { ...config.checkpoint, file: (checkpointFile as string | undefined) ?? config.checkpoint.file },
     web: {

@@ -17,7 +17,6 @@ import { buildRegistry } from '../metrics/registry.js';
 import { Pipeline } from '../pipeline.js';
 import { probeRouter } from '../probe/probe-router.js';
 import { Prober } from '../probe/prober.js';
-import type { InputEvents } from '../record/source-inputs.js';
 import { basicAuth } from '../server/basic-auth.js';
 import { readBearerTokenFile as readTokenFile } from '../server/bearer-token.js';
 import { createApp, listenWeb, type Endpoint, type WebServer } from '../server/http-server.js';
@@ -33,11 +32,15 @@ import { SignalHistory } from '../landing/signal-history.js';
 import type { Logger } from '../server/logger.js';
 import type { WebConfig } from '../server/web-config.js';
 import { FileFollower, StdinFollower, type FollowerState, type ResumeFrom } from '../source/file-follower.js';
+import type { HeldLines } from '../record/source-inputs.js';
+import type { FollowerCounts } from '../metrics/follower-gauges.js';
+import { followerEvents } from './follower-events.js';
+import { inputLog } from './input-log.js';
+import { ParseThreads } from './parse-threads.js';
 import type { FaultController } from '../simulate/faults.js';
 import type { SourceEvents } from '../source/line-sink.js';
 import { summarize } from '../windows/summarize.js';
 import { UsageError } from './flags.js';
-import { headersFix, inputFix } from './input-hints.js';
 import { VERSION } from './version.js';
 
 export interface RunningServer {
@@ -48,6 +51,8 @@ export interface RunningServer {
   /** http://ADDRESS or https://ADDRESS. */
   url: string;
   pipeline: Pipeline;
+  /** Resolves if serving cannot go on (a parse worker failed): the caller stops and exits non-zero. */
+  failed: Promise<Error>;
   stop(): Promise<void>;
 }
 
@@ -137,7 +142,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   // sources there are no offsets, only counters (stdin and HTTP ingest cannot be read again).
   const snapshot = (): Promise<CheckpointJson> => {
     // The lines held while a format is detected go with it: the offsets are past them, the counters without them.
-    const take = (state: FollowerState) => takeCheckpoint(pipeline.metrics, state, Date.now(), pipeline.held());
+    const take = (state: FollowerState, held: readonly HeldLines[] = []) => takeCheckpoint(pipeline.metrics, state, Date.now(), [...pipeline.held(), ...held]);
     return files === undefined ? Promise.resolve(take({ patterns: [], files: [], known: [] })) : files.snapshot(take);
   };
   const checkpointer = checkpointFile === undefined ? undefined : new Checkpointer({ file: checkpointFile, schedule: config.checkpoint.schedule, log, take: snapshot });
@@ -160,54 +165,21 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     : undefined;
   const checkpoint = checkpointer === undefined ? undefined : restoreCheckpoint(checkpointer, pipeline, log);
   const heldBefore = checkpoint?.json.held ?? [];
+  // With parse workers, the files' held lines go to a worker (they continue the files it reads); the rest stay here.
+  const toWorkers = config.parse.workers > 0 && config.sources.files.length > 0;
+  const heldForFiles = toWorkers ? heldBefore : [];
   if (heldBefore.length > 0) {
-    pipeline.restoreHeld(heldBefore);
+    if (!toWorkers) pipeline.restoreHeld(heldBefore);
     log.info('lines held for format detection at the checkpoint offered again', { streams: heldBefore.length, lines: heldBefore.reduce((n, h) => n + h.lines.length, 0) });
   }
   // The landing page's numbers: the window now, and samples of it for the charts.
   const readWindow = () => summarize(pipeline.window.snapshot(), config.signals);
   const history = new SignalHistory({ read: readWindow, totalRequests: () => pipeline.metrics.requests.sum() });
 
-  const events: SourceEvents = {
-    error: (source, reason, detail) => {
-      pipeline.metrics.sourceErrors.inc([source, reason]);
-      log.warn('source problem; retrying', { source, reason, detail });
-    },
-    opened: (source, path) => log.info('following file', { source, path }),
-    rotated: (source, path, kind) => {
-      pipeline.metrics.rotations.inc([source, kind]);
-      log.info('file rotated', { source, path, kind });
-    },
-    skipped: (source, bytes, reason) => {
-      pipeline.metrics.skippedBytes.inc([source, reason], bytes);
-      log.warn('bytes skipped', { source, bytes, reason });
-    },
-    unrecoveredLines: (source, path, lines) => {
-      pipeline.metrics.unrecoveredLines.inc([source], lines);
-      log.warn('lines lost: file deleted or compressed before it could be read (an estimate)', { source, path, lines });
-    },
-    partialLine: (source, path) => {
-      pipeline.metrics.partialLines.inc([source]);
-      log.info('partial last line delivered', { source, path });
-    },
-    resumed: (source, path, outcome, offset) => {
-      if (outcome === 'gone') log.warn('checkpointed file not found; lines it held past the checkpoint, if any, are lost', { source, path, offset });
-      else log.info(outcome === 'moved' ? 'resuming file rotated while stopped' : 'resuming file', { source, path, offset });
-    },
-    offsetDistrusted: (source, path, checkpointed, offset) => {
-      checkpointer?.reportDropped([{ reason: 'offset_not_line_start', what: `${path}@${checkpointed}` }]);
-      log.warn('checkpointed offset is not at a line start; resuming at the next one', { source, path, checkpointed, offset });
-    },
-    openFilesCapped: (cap, reason) => {
-      if (reason === 'cap_reached') log.info('more files followed than held open: the least recently active are closed and reopened when they change', { maxOpenFiles: cap });
-      else log.warn('the process ran out of file descriptors: fewer followed files are held open', { maxOpenFiles: cap });
-    },
-    watchFallback: (dir, reason, detail) => {
-      const fields = { dir, reason, detail, fallbacks: files?.watchedDirectories.fallbacks, watched: files?.watchedDirectories.watched };
-      if (reason === 'unreliable_fs') log.info('directory polled, not watched: its filesystem may change without events', fields);
-      else log.warn('directory polled, not watched: no inotify watch could be set up (sources.watch)', fields);
-    },
-  };
+  const events: SourceEvents = followerEvents(pipeline.metrics, log, {
+    dropped: (d) => checkpointer?.reportDropped([d]),
+    watched: () => files?.watchedDirectories,
+  });
   const maxLineBytes = config.input.maxLineBytes;
   // One in-flight budget for HTTP ingest and the OTLP receiver: ingest.maxInFlightBytes bounds both together.
   const ingestBudgetShared = ingestBudget(config.ingest);
@@ -216,24 +188,40 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const wanted = new SignalClassifier(config.headers);
   const resume: ResumeFrom | undefined =
     checkpoint === undefined ? undefined : { state: checkpoint.files, savedAtMs: checkpoint.savedAtMs, maxCatchUpBytes: config.checkpoint.maxCatchUpBytes, untrusted: checkpoint.untrusted };
-  const files =
-    config.sources.files.length > 0
-      ? new FileFollower(
-          {
-            patterns: config.sources.files,
-            maxLineBytes,
-            envelope: config.input.envelope,
-            pollIntervalMs: config.sources.pollInterval,
-            startAt: config.sources.startAt,
-            maxOpenFiles: config.sources.maxOpenFiles,
-            watch: config.sources.watch,
-            rescanIntervalMs: config.sources.rescanInterval,
+  let failure: ((err: Error) => void) | undefined;
+  const failed = new Promise<Error>((resolve) => {
+    failure = resolve;
+  });
+  const followOptions = {
+    patterns: config.sources.files,
+    maxLineBytes,
+    envelope: config.input.envelope,
+    pollIntervalMs: config.sources.pollInterval,
+    startAt: config.sources.startAt,
+    maxOpenFiles: config.sources.maxOpenFiles,
+    watch: config.sources.watch,
+    rescanIntervalMs: config.sources.rescanInterval,
+    ...(resume === undefined ? {} : { resume }),
+  };
+  // Parsed off the serving thread (parse.workers), or on it with parse.workers: 0.
+  const files: Files | undefined =
+    config.sources.files.length === 0
+      ? undefined
+      : config.parse.workers === 0
+        ? new FileFollower(followOptions, pipeline, events)
+        : new ParseThreads({
+            config,
+            workers: config.parse.workers,
+            pipeline,
+            log,
             ...(resume === undefined ? {} : { resume }),
-          },
-          pipeline,
-          events,
-        )
-      : undefined;
+            held: heldForFiles,
+            dropped: (d) => checkpointer?.reportDropped([d]),
+            failed: (err) => {
+              log.error('a parse worker failed: its files are no longer read, so serve stops (a restart resumes from the last checkpoint)', { error: err.message });
+              failure?.(err);
+            },
+          });
   const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events, undefined, config.input.envelope) : undefined;
   const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
   const scrapes = scrapeCounter();
@@ -417,6 +405,7 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     addresses,
     url: `${server.scheme}://${address}`,
     pipeline,
+    failed,
     async stop() {
       ready = false;
       clearInterval(settling);
@@ -435,55 +424,13 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
 
 const SETTLE_INTERVAL_MS = 500;
 
-/** What the first lines of each source showed, logged once per source. */
-function inputLog(log: Logger): InputEvents {
-  return {
-    decided: (source, preset, how, d) => {
-      const fields = {
-        source,
-        preset,
-        how,
-        ...(d === undefined
-          ? {}
-          : {
-              basis: d.basis,
-              ...(d.path === '' ? {} : { path: d.path }),
-              signature: d.signature.join(','),
-              ...(d.header === undefined ? {} : { header: d.header }),
-              held: d.held,
-              ...(d.previous === undefined ? {} : { previous: d.previous }),
-              ...(d.candidates === undefined ? {} : { candidates: d.candidates.join(',') }),
-            }),
-      };
-      if (d === undefined || d.basis === 'evidence' || d.basis === 'previous' || d.basis === 'configured' || d.basis === 'given') log.info('input format', fields);
-      else if (d.basis === 'ambiguous')
-        log.warn('input format ambiguous: several presets read the first lines alike and none showed a Zero-Plane header; read with a best guess, set input.preset', fields);
-      else log.warn('input format decided without a Zero-Plane header in its first lines', { ...fields, fix: `if ${preset} is wrong, set input.preset` });
-    },
-    notUnderstood: (source, h) =>
-      log.warn('input not understood: most of the first lines were skipped', {
-        source,
-        preset: h.preset ?? 'none',
-        lines: h.lines,
-        skipped: h.skipped,
-        reasons: h.reasons.map(([reason, n]) => `${reason} ${n}`).join(', '),
-        suggestion: h.suggestion,
-        fix: h.suggestion === undefined ? inputFix(h) : `set input.preset: ${h.suggestion}`,
-      }),
-    labelUnresolved: (source, label, path, records) => log.warn('label path held no value in the first records; the label stays empty', { source, label, path, records }),
-    headersUnseen: (source, h) =>
-      log.warn('no header found: none of the first records carried a wanted response header where the preset keeps them', {
-        source,
-        preset: h.preset,
-        records: h.records,
-        paths: h.paths.join(','),
-        found: h.found.length === 0 ? undefined : h.found.join(','),
-        fix: headersFix(h),
-      }),
-    headersSeen: (source, records, warned) => {
-      if (warned) log.info('header found after all', { source, records });
-    },
-  };
+/** The followed files, read here (FileFollower) or by parse workers (ParseThreads): what serve asks of either. */
+interface Files extends FollowerCounts {
+  readonly caughtUp: Promise<void>;
+  readonly watchedDirectories: { watched: number; fallbacks: number };
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  snapshot<T>(take: (state: FollowerState, held?: HeldLines[]) => T): Promise<T>;
 }
 
 /**

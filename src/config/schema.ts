@@ -246,6 +246,18 @@ export const sourcesSchema = z
   })
   .strict();
 
+/** Where `serve` parses the followed files. */
+export const parseSchema = z
+  .object({
+    /**
+     * Worker threads that follow and parse sources.files, handing counts (never lines) to the thread that
+     * answers /metrics, so a scrape never waits for parsing. Patterns are shared out among them (a pattern's
+     * files are read by one worker); 0 parses on the serving thread.
+     */
+    workers: z.number().int().min(0).max(16).default(1),
+  })
+  .strict();
+
 /** How basic auth (`basic_auth_users` in --web.config.file) bounds what wrong passwords can cost. */
 export const basicAuthSchema = z
   .object({
@@ -961,6 +973,7 @@ export const configSchema = z
     metrics: metricsSchema.default(() => metricsSchema.parse({})),
     repeats: repeatsSchema.default(() => repeatsSchema.parse({})),
     sources: sourcesSchema.default(() => sourcesSchema.parse({})),
+    parse: parseSchema.default(() => parseSchema.parse({})),
     web: webSchema.default(() => webSchema.parse({})),
     gate: gateSchema.default(() => gateSchema.parse({})),
     ingest: ingestSchema.default(() => ingestSchema.parse({})),

@@ -23,6 +23,11 @@ export class LabelLimiter {
     if (maxValueBytes <= CUT_MARK_BYTES) throw new Error(`a label value limit must be more than ${CUT_MARK_BYTES} bytes`);
   }
 
+  /** How many values were admitted so far. */
+  get size(): number {
+    return this.seen.size;
+  }
+
   /** The values admitted so far, in the order they were admitted. */
   values(): string[] {
     return [...this.seen];

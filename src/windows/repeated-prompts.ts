@@ -106,6 +106,14 @@ export class RepeatedPrompts {
     return { k: this.k, requests: this.requests, cached: this.cached, entries: this.hashes.map((h, i) => [h, this.counts[i] as number, this.errors[i] as number, this.cachedCounts[i] as number]) };
   }
 
+  /** Forgets everything: a parse worker's summary once handed to the serving thread (cli/parse-worker.ts). */
+  clear(): void {
+    this.requests = 0;
+    this.cached = 0;
+    this.slot.clear();
+    for (const arr of [this.hashes, this.counts, this.errors, this.cachedCounts]) arr.length = 0;
+  }
+
   /**
    * Adds a summary of other requests (the later half of a file read on another thread). A hash one side
    * does not keep may have been seen there up to that side's lowest count (0 when it is not full), so it

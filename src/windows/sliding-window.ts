@@ -1,7 +1,10 @@
 // The last `duration` of records by event time, as a ring of per-slot Aggregates. Sliding is O(1):
 // a slot is reset when its time comes round again; reading merges the live slots.
 import type { Signals } from '../signals/classify.js';
-import { Aggregate } from './aggregate.js';
+import { Aggregate, type AggregateState } from './aggregate.js';
+
+/** One slot's records as plain data, by its absolute slot number: what a parse worker hands the serving thread. */
+export type SlotState = [id: number, state: AggregateState];
 
 export type Clock = () => number;
 
@@ -51,5 +54,36 @@ export class SlidingWindow {
       if (id > newest - this.size && id <= newest) out.merge(this.slots[i] as Aggregate);
     }
     return out;
+  }
+
+  /**
+   * The slots that received records since the last drain, as plain data, emptied: a parse worker's window
+   * (cli/parse-worker.ts) hands them to the serving thread's, which adds them with mergeSlots.
+   */
+  drainSlots(): SlotState[] {
+    const out: SlotState[] = [];
+    for (let i = 0; i < this.size; i++) {
+      const slot = this.slots[i] as Aggregate;
+      if (slot.requests === 0) continue;
+      out.push([this.slotIds[i] as number, slot.state()]);
+      this.slots[i] = new Aggregate(this.opts.relativeAccuracy);
+    }
+    return out;
+  }
+
+  /** Adds slots drained from another window of the same options; those already out of this window are dropped, as add() drops old records. */
+  mergeSlots(slots: readonly SlotState[]): void {
+    const newest = Math.floor(this.opts.clock() / this.slotMs);
+    for (const [id, state] of slots) {
+      if (id <= newest - this.size) continue;
+      const i = id % this.size;
+      if (this.slotIds[i] !== id) {
+        // The ring holds a later slot here only if the clock stepped back: the newer records stay.
+        if ((this.slotIds[i] as number) > id) continue;
+        this.slots[i] = new Aggregate(this.opts.relativeAccuracy);
+        this.slotIds[i] = id;
+      }
+      (this.slots[i] as Aggregate).mergeState(state);
+    }
   }
 }

@@ -23,7 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['windows'], // 5  signals over a sliding window
   ['metrics'], // 6  windows and counters → Prometheus families
   ['pipeline', 'pack', 'simulate', 'probe'], // 7  the wired pipeline; the rule pack; the fake API; the synthetic probe
-  ['server', 'history', 'report', 'dashboards', 'loadgen'], // 8
+  ['server', 'history', 'report', 'dashboards', 'loadgen', 'pipeline-delta'], // 8
   ['gate', 'ingest', 'checkpoint', 'deploy', 'mixin'], // 9
   ['landing'], // 10 the landing page: shows the gate, drives the simulator, offers the pack
   ['client'], // 11 the in-process client library (package entry point ./client)
