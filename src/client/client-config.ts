@@ -12,7 +12,24 @@ import { at, type OptionReader } from './options.js';
 export type ClientConfig = Pick<Config, 'headers' | 'signals' | 'window' | 'metrics'>;
 
 /** The exporter's top-level config keys the client accepts and does not read (config/schema.ts `configSchema`). */
-export const UNREAD_SECTIONS = ['input', 'sources', 'parse', 'web', 'gate', 'ingest', 'pack', 'alerts', 'slos', 'history', 'dashboards', 'alertmanager', 'checkpoint', 'deploy', 'repeats', 'probe'] as const;
+export const UNREAD_SECTIONS = [
+  'input',
+  'sources',
+  'parse',
+  'web',
+  'gate',
+  'ingest',
+  'pack',
+  'alerts',
+  'slos',
+  'history',
+  'dashboards',
+  'alertmanager',
+  'checkpoint',
+  'deploy',
+  'repeats',
+  'probe',
+] as const;
 export const READ_SECTIONS = ['headers', 'signals', 'window', 'metrics'] as const;
 
 const HEADER_NAME = { pattern: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, means: 'an HTTP header name' };
