@@ -4,7 +4,9 @@
 // `git archive main` built in a temp dir) run side by side in one run, each on its own temp dir of files,
 // so both see the same machine load.
 //
-//   node bench/idle-files.mjs [--files 1500] [--seconds 30] [--appends 20] [--baseline ROOT] [--ref main]
+//   node bench/idle-files.mjs [--files 1500] [--seconds 30] [--appends 20] [--baseline ROOT|none] [--ref main]
+//
+// bench/run.mjs runs it with --baseline none (this build alone) for its idle target, through runIdle().
 //
 // ROOT is a checkout with dist/ built (bin/zero-plane-exporter.js is run). CPU is utime+stime from
 // /proc/PID/stat over the window, after the first scan (the `serving` log line) and 2 s of settling.
@@ -17,16 +19,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lineAt } from './generate-log.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? dflt : args[i + 1];
-};
-const FILES = Number(opt('files', 1500));
-const SECONDS = Number(opt('seconds', 30));
-const APPENDS = Number(opt('appends', 20));
-const REF = opt('ref', 'main');
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+let FILES = 1500;
+let REF = 'main';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const temps = [];
 
@@ -84,41 +79,69 @@ function filesIn(name) {
 
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
-const runs = [];
-try {
-  const baseRoot = opt('baseline', undefined) ?? buildBaseline();
-  for (const [name, buildRoot] of [
-    ['baseline', baseRoot],
-    ['this', root],
-  ]) {
-    const dir = filesIn(name);
-    runs.push({ name, buildRoot, dir, ...(await startServe(buildRoot, join(dir, '*.log'))), latencies: [] });
-  }
-  await sleep(2000);
-  const before = runs.map((r) => cpuSeconds(r.child.pid));
-  await sleep(SECONDS * 1000);
-  const cpu = runs.map((r, i) => (cpuSeconds(r.child.pid) - (before[i] ?? 0)) / SECONDS);
-  for (let k = 0; k < APPENDS; k++) {
-    for (const r of runs) {
-      const had = await linesRead(r.url);
-      // Just after a poll would be the worst case; a random moment is what a writer does.
-      await sleep(Math.random() * 500);
-      const t0 = performance.now();
-      appendFileSync(join(r.dir, `f${Math.floor(Math.random() * FILES)}.log`), lineAt(FILES + k) + '\n');
-      while ((await linesRead(r.url)) <= had && performance.now() - t0 < 10_000) await sleep(10);
-      r.latencies.push(performance.now() - t0);
+/**
+ * Idle CPU (fraction of a core) and append → /metrics latencies (ms) of this build, and of a baseline build
+ * unless `baseline` is 'none'; one row per build.
+ */
+export async function runIdle({ files = 1500, seconds = 30, appends = 20, baseline, ref = 'main' } = {}) {
+  FILES = files;
+  REF = ref;
+  const SECONDS = seconds;
+  const APPENDS = appends;
+  const runs = [];
+  try {
+    const builds =
+      baseline === 'none'
+        ? [['this', root]]
+        : [
+            ['baseline', baseline ?? buildBaseline()],
+            ['this', root],
+          ];
+    for (const [name, buildRoot] of builds) {
+      const dir = filesIn(name);
+      runs.push({ name, buildRoot, dir, ...(await startServe(buildRoot, join(dir, '*.log'))), latencies: [] });
     }
+    await sleep(2000);
+    const before = runs.map((r) => cpuSeconds(r.child.pid));
+    await sleep(SECONDS * 1000);
+    const cpu = runs.map((r, i) => (cpuSeconds(r.child.pid) - (before[i] ?? 0)) / SECONDS);
+    runs.forEach((r, i) => (r.cpu = cpu[i] ?? 0));
+    for (let k = 0; k < APPENDS; k++) {
+      for (const r of runs) {
+        const had = await linesRead(r.url);
+        // Just after a poll would be the worst case; a random moment is what a writer does.
+        await sleep(Math.random() * 500);
+        const t0 = performance.now();
+        appendFileSync(join(r.dir, `f${Math.floor(Math.random() * FILES)}.log`), lineAt(FILES + k) + '\n');
+        while ((await linesRead(r.url)) <= had && performance.now() - t0 < 10_000) await sleep(10);
+        r.latencies.push(performance.now() - t0);
+      }
+    }
+    return runs.map((r) => ({ name: r.name, files: FILES, seconds: SECONDS, cpu: r.cpu, p50Ms: pct(r.latencies, 50), p95Ms: pct(r.latencies, 95), maxMs: Math.max(...r.latencies) }));
+  } finally {
+    for (const r of runs) r.child.kill('SIGTERM');
+    await sleep(300);
+    for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
   }
-  console.log(`idle serve, ${FILES} files, CPU over ${SECONDS} s, ${APPENDS} appends (${new Date().toISOString()}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const opt = (name, dflt) => {
+    const i = args.indexOf(`--${name}`);
+    return i === -1 ? dflt : args[i + 1];
+  };
+  const rows = await runIdle({
+    files: Number(opt('files', 1500)),
+    seconds: Number(opt('seconds', 30)),
+    appends: Number(opt('appends', 20)),
+    baseline: opt('baseline', undefined),
+    ref: opt('ref', 'main'),
+  });
+  const first = rows[0];
+  console.log(`idle serve, ${first.files} files, CPU over ${first.seconds} s (${new Date().toISOString()}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
   console.log('| build | CPU (% of a core) | append → /metrics p50 | p95 | max |');
   console.log('|---|---|---|---|---|');
-  runs.forEach((r, i) => {
-    const l = r.latencies;
-    console.log(`| ${r.name} | ${((cpu[i] ?? 0) * 100).toFixed(1)} | ${pct(l, 50).toFixed(0)} ms | ${pct(l, 95).toFixed(0)} ms | ${Math.max(...l).toFixed(0)} ms |`);
-  });
-  console.log(`ratio baseline/this CPU: ${((cpu[0] ?? 0) / (cpu[1] ?? 1)).toFixed(2)}x`);
-} finally {
-  for (const r of runs) r.child.kill('SIGTERM');
-  await sleep(300);
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
+  for (const r of rows) console.log(`| ${r.name} | ${(r.cpu * 100).toFixed(1)} | ${r.p50Ms.toFixed(0)} ms | ${r.p95Ms.toFixed(0)} ms | ${r.maxMs.toFixed(0)} ms |`);
+  if (rows.length === 2) console.log(`ratio baseline/this CPU: ${(rows[0].cpu / rows[1].cpu).toFixed(2)}x`);
 }

@@ -2,13 +2,13 @@
 // Appends generated gateway lines to a file at a fixed rate, as a gateway would, for bench/live.mjs.
 // Runs as a forked child and reports over IPC: {written, t} marks (t from process.hrtime, which is the
 // system-wide monotonic clock, so the parent can compare it with its own) and a final {done}.
-//   fork('bench/live-writer.mjs', [FILE, RATE, SECONDS])
+//   fork('bench/live-writer.mjs', [FILE, RATE, SECONDS, LABELS])   (LABELS: generate-log.mjs --labels, default 0)
 // Lines come from a pool generated once; only their timestamps are rewritten (to "now", so records land
 // in the exporter's window), which keeps the writer's own CPU small next to the exporter's.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { lineAt } from './generate-log.mjs';
 
-const [file, rateArg, secondsArg] = process.argv.slice(2);
+const [file, rateArg, secondsArg, labelsArg = '0'] = process.argv.slice(2);
 const rate = Number(rateArg);
 const seconds = Number(secondsArg);
 const TICK_MS = 10;
@@ -16,7 +16,8 @@ const POOL = 20_000;
 const TS_AT = '{"ts":"'.length;
 const TS_LEN = 24; // 2026-11-01T00:00:00.000Z
 
-const lines = Array.from({ length: POOL }, (_, i) => `${lineAt(i)}\n`);
+const labels = Number(labelsArg);
+const lines = Array.from({ length: POOL }, (_, i) => `${lineAt(i, { labels })}\n`);
 const pool = Buffer.from(lines.join(''));
 const offsets = [];
 let at = 0;
