@@ -16,6 +16,7 @@
 //   --no-mtail    skip mtail (it is ~8× slower than the rest, so it dominates the run time)
 //   --no-files    skip `report` over 30 files at once
 //   --no-live     skip the live (serve) measurements; --live-parts picks some of them (bench/live.mjs)
+//   --serve-arg A give `serve` this argument too in the live part (repeatable), e.g. --serve-arg=--parse.workers=0
 //   --no-idle     skip idle `serve` over 1 500 unchanging files (bench/idle-files.mjs, this build alone)
 //   --growth      only the memory runs: one `report` per shape over 10× the lines (10M of the default
 //                 shape, ~3.6 GB each, written then removed one shape at a time), RSS sampled as it runs
@@ -50,7 +51,7 @@ const FILE_LINES = 100_000;
 const TARGET = { perCore: 1.5, perProcess: 1.5, rssMiB: 100, mtailPerCore: 6, sustainedP99Ms: 1000, sustainedScrapeP99Ms: 50, render5kP99Ms: 50, render50kP99Ms: 250, idleCpuPct: 3 };
 
 function parseArgs(argv) {
-  const a = { shapes: Object.keys(SHAPES), lines: 1_000_000, rounds: 5, mtail: true, files: true, live: true, idle: true, liveParts: LIVE_PARTS, growth: false, compare: undefined, json: undefined };
+  const a = { shapes: Object.keys(SHAPES), lines: 1_000_000, rounds: 5, mtail: true, files: true, live: true, idle: true, serveArgs: [], liveParts: LIVE_PARTS, growth: false, compare: undefined, json: undefined };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
@@ -61,6 +62,7 @@ function parseArgs(argv) {
     else if (flag === '--no-files') a.files = false;
     else if (flag === '--no-live') a.live = false;
     else if (flag === '--no-idle') a.idle = false;
+    else if (flag === '--serve-arg') a.serveArgs.push(inline === undefined ? argv[++i] : argv[i].slice('--serve-arg='.length));
     else if (flag === '--live-parts') a.liveParts = value().split(',');
     else if (flag === '--growth') a.growth = true;
     else if (flag === '--json') a.json = value();
@@ -538,7 +540,7 @@ async function main() {
     let live;
     if (args.live) {
       log('live mode (serve) …');
-      live = await runLive({ root: ROOT, cli: CLI, dataDir: DATA, log, parts: args.liveParts });
+      live = await runLive({ root: ROOT, cli: CLI, dataDir: DATA, log, parts: args.liveParts, serveArgs: args.serveArgs });
       results.live = live;
       out.push('', '### Live (`serve`)', '', live.table);
     }
