@@ -51,7 +51,20 @@ const FILE_LINES = 100_000;
 const TARGET = { perCore: 1.5, perProcess: 1.5, rssMiB: 100, mtailPerCore: 6, sustainedP99Ms: 1000, sustainedScrapeP99Ms: 50, render5kP99Ms: 50, render50kP99Ms: 250, idleCpuPct: 3 };
 
 function parseArgs(argv) {
-  const a = { shapes: Object.keys(SHAPES), lines: 1_000_000, rounds: 5, mtail: true, files: true, live: true, idle: true, serveArgs: [], liveParts: LIVE_PARTS, growth: false, compare: undefined, json: undefined };
+  const a = {
+    shapes: Object.keys(SHAPES),
+    lines: 1_000_000,
+    rounds: 5,
+    mtail: true,
+    files: true,
+    live: true,
+    idle: true,
+    serveArgs: [],
+    liveParts: LIVE_PARTS,
+    growth: false,
+    compare: undefined,
+    json: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
