@@ -23,7 +23,8 @@ export interface PipelineDelta {
 /** Takes deltas from one pipeline: every count goes into exactly one delta. */
 export class PipelineDeltas {
   private readonly metrics: MetricsDelta;
-  private readonly gaugeSaid = new Map<string, number>();
+  /** Per input gauge family, each series' value when last said, in series order (series are only appended). */
+  private readonly gaugeSaid = new Map<string, number[]>();
 
   constructor(private readonly pipeline: Pipeline) {
     this.metrics = new MetricsDelta(pipeline.metrics);
@@ -47,11 +48,15 @@ export class PipelineDeltas {
     }
     const inputGauges: PipelineDelta['inputGauges'] = [];
     for (const family of [p.inputInfo, p.headersUnseen, p.inputEnvelope]) {
+      let said = this.gaugeSaid.get(family.name);
+      if (said === undefined) this.gaugeSaid.set(family.name, (said = []));
+      let i = 0;
       for (const s of family.eachSeries()) {
-        const key = `${family.name}\u0000${s.labels.join('\u0000')}`;
-        if (this.gaugeSaid.get(key) === s.value) continue;
-        this.gaugeSaid.set(key, s.value);
-        inputGauges.push([family.name, [...s.labels], s.value]);
+        if (said[i] !== s.value) {
+          said[i] = s.value;
+          inputGauges.push([family.name, [...s.labels], s.value]);
+        }
+        i++;
       }
     }
     const inputDecisions: PipelineDelta['inputDecisions'] = [];

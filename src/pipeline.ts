@@ -371,11 +371,11 @@ export class Pipeline implements LineSink {
 
   /**
    * For `serve`, called every second or so: a source whose held lines have waited DETECT_WAIT_MS is decided,
-   * and a watch running for WATCH_MS says what it found.
+   * and a watch running for WATCH_MS says what it found. Whether anything was (counted or said).
    */
-  settle(): void {
+  settle(): boolean {
     this.chunkEnd();
-    this.inputs.settle();
+    return this.inputs.settle();
   }
 
   /** The end of the input (`report`): every held line is counted and every watch says what it found. */

@@ -7,6 +7,7 @@ import { mergeMetricsState } from '../metrics/metrics-state.js';
 import { Pipeline } from '../pipeline.js';
 import { PipelineDeltas } from '../pipeline-delta.js';
 import type { LogFields, Logger, LogLevel } from '../server/logger.js';
+import type { LineSink, SourceEvents } from '../source/line-sink.js';
 import { FileFollower, type FollowerState } from '../source/file-follower.js';
 import { followerEvents } from './follower-events.js';
 import { inputLog } from './input-log.js';
@@ -38,6 +39,35 @@ const deltas = new PipelineDeltas(pipeline);
 deltas.baseline();
 if (init.held.length > 0) pipeline.restoreHeld(init.held);
 
+/**
+ * Whether anything reached the pipeline since the last flush: an idle worker following 1,500 files then
+ * takes no delta (one walks every series) ten times a second for nothing.
+ */
+let touched = true;
+const sink: LineSink = {
+  line: (text, source, stream) => {
+    touched = true;
+    pipeline.line(text, source, stream);
+  },
+  lineBytes: (buf, start, end, source, stream) => {
+    touched = true;
+    pipeline.lineBytes(buf, start, end, source, stream);
+  },
+  oversize: (source, stream) => {
+    touched = true;
+    pipeline.oversize(source, stream);
+  },
+  chunkEnd: () => pipeline.chunkEnd(),
+  nulBytes: (source, bytes) => {
+    touched = true;
+    pipeline.nulBytes(source, bytes);
+  },
+  envelope: (source, envelope) => {
+    touched = true;
+    pipeline.envelope(source, envelope);
+  },
+};
+
 const resume = init.resume === undefined ? undefined : { ...init.resume, state: reviveState(init.resume.state) };
 const s = config.sources;
 const follower: FileFollower = new FileFollower(
@@ -52,12 +82,26 @@ const follower: FileFollower = new FileFollower(
     rescanIntervalMs: s.rescanInterval,
     ...(resume === undefined ? {} : { resume }),
   },
-  pipeline,
-  followerEvents(pipeline.metrics, log, {
-    dropped: (d) => post({ type: 'dropped', dropped: d }),
-    watched: () => follower.watchedDirectories,
-  }),
+  sink,
+  touching(
+    followerEvents(pipeline.metrics, log, {
+      dropped: (d) => post({ type: 'dropped', dropped: d }),
+      watched: () => follower.watchedDirectories,
+    }),
+  ),
 );
+
+/** The events, each marking the pipeline touched (most count something). */
+function touching(events: SourceEvents): SourceEvents {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(events) as [string, (...args: unknown[]) => void][]) {
+    out[name] = (...args: unknown[]) => {
+      touched = true;
+      fn(...args);
+    };
+  }
+  return out as unknown as SourceEvents;
+}
 
 function counts(): FollowerCountsState {
   const w = follower.watchedDirectories;
@@ -68,7 +112,8 @@ let lastCounts = '';
 let countsDue = true;
 /** Hands over what was counted since the last flush (and the follower's counts, about once a second). */
 function flush(): void {
-  const delta = deltas.take();
+  const delta = touched ? deltas.take() : undefined;
+  touched = false;
   let c: FollowerCountsState | undefined;
   if (countsDue) {
     countsDue = false;
@@ -90,7 +135,10 @@ const flushing = setInterval(flush, init.flushMs);
 const counting = setInterval(() => {
   countsDue = true;
 }, COUNTS_INTERVAL_MS);
-const settling = setInterval(() => pipeline.settle(), SETTLE_INTERVAL_MS);
+const settling = setInterval(() => {
+  // Settling may count held lines, or end a watch.
+  if (pipeline.settle()) touched = true;
+}, SETTLE_INTERVAL_MS);
 
 port.on('message', (m: ToParseWorker) => {
   if (m.type === 'cut') {

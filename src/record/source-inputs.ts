@@ -274,23 +274,37 @@ export class SourceInputs<S extends SourceInput> {
 
   /**
    * Timed decisions (serve): held lines that waited DETECT_WAIT_MS, watches running for WATCH_MS, and
-   * header watches running for input.headerWatch.duration.
+   * header watches running for input.headerWatch.duration. Whether any was made.
    */
-  settle(): void {
+  settle(): boolean {
     const now = this.opts.clock();
+    let acted = false;
     for (const s of [...this.detecting]) {
       const since = s.detector?.heldSince;
-      if (since !== undefined && now - since >= DETECT_WAIT_MS) this.decideHeld(s);
+      if (since !== undefined && now - since >= DETECT_WAIT_MS) {
+        this.decideHeld(s);
+        acted = true;
+      }
     }
     const headerMs = this.opts.config.input.headerWatch.duration;
     for (const g of this.groups.values()) {
       const w = g.watch;
       const any = g.streams.values().next().value;
       if (w === undefined || any === undefined) continue;
-      if (!w.linesDone && w.lines > 0 && now - w.startedAt >= WATCH_MS) this.endLines(any, w);
-      if (!w.headerSeen && !w.headersWarned && w.headerless > 0 && now - w.startedAt >= headerMs) this.warnHeaders(any, w);
-      if (w.done()) this.endWatch(any);
+      if (!w.linesDone && w.lines > 0 && now - w.startedAt >= WATCH_MS) {
+        this.endLines(any, w);
+        acted = true;
+      }
+      if (!w.headerSeen && !w.headersWarned && w.headerless > 0 && now - w.startedAt >= headerMs) {
+        this.warnHeaders(any, w);
+        acted = true;
+      }
+      if (w.done()) {
+        this.endWatch(any);
+        acted = true;
+      }
     }
+    return acted;
   }
 
   /**
