@@ -72,6 +72,8 @@ export interface ParseThreadsOptions {
   dropped: (d: Dropped) => void;
   /** A worker ended or failed: its files are no longer read, and no checkpoint can be taken. */
   failed: (err: Error) => void;
+  /** The worker's module; default the compiled parse-worker.js (a test gives one that fails). */
+  workerUrl?: URL;
 }
 
 interface Thread {
@@ -112,7 +114,7 @@ export class ParseThreads implements FollowerCounts {
         flushMs: FLUSH_MS,
       };
       // A young generation of 8 MiB, as report's worker: the same speed, a smaller RSS.
-      const worker = new Worker(WORKER_URL, { workerData: init, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+      const worker = new Worker(opts.workerUrl ?? WORKER_URL, { workerData: init, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
       const t: Thread = {
         worker,
         counts: { followed: 0, open: 0, cap: maxOpenFiles, modes: [], watched: 0, fallbacks: 0 },
