@@ -10,6 +10,7 @@ import type { LogFields, Logger, LogLevel } from '../server/logger.js';
 import type { LineSink, SourceEvents } from '../source/line-sink.js';
 import { FileFollower, type FollowerState } from '../source/file-follower.js';
 import { followerEvents } from './follower-events.js';
+import { followOptionsOf } from './follow-options.js';
 import { inputLog } from './input-log.js';
 import { reviveState, type FollowerCountsState, type ToParseThreads, type ToParseWorker, type WorkerCut, type ParseWorkerInit } from './parse-threads.js';
 
@@ -69,19 +70,8 @@ const sink: LineSink = {
 };
 
 const resume = init.resume === undefined ? undefined : { ...init.resume, state: reviveState(init.resume.state) };
-const s = config.sources;
 const follower: FileFollower = new FileFollower(
-  {
-    patterns: s.files,
-    maxLineBytes: config.input.maxLineBytes,
-    envelope: config.input.envelope,
-    pollIntervalMs: s.pollInterval,
-    startAt: s.startAt,
-    maxOpenFiles: s.maxOpenFiles,
-    watch: s.watch,
-    rescanIntervalMs: s.rescanInterval,
-    ...(resume === undefined ? {} : { resume }),
-  },
+  followOptionsOf(config, resume),
   sink,
   touching(
     followerEvents(pipeline.metrics, log, {

@@ -35,6 +35,7 @@ import { FileFollower, StdinFollower, type FollowerState, type ResumeFrom } from
 import type { HeldLines } from '../record/source-inputs.js';
 import type { FollowerCounts } from '../metrics/follower-gauges.js';
 import { followerEvents } from './follower-events.js';
+import { followOptionsOf } from './follow-options.js';
 import { inputLog } from './input-log.js';
 import { ParseThreads } from './parse-threads.js';
 import type { FaultController } from '../simulate/faults.js';
@@ -165,7 +166,8 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     : undefined;
   const checkpoint = checkpointer === undefined ? undefined : restoreCheckpoint(checkpointer, pipeline, log);
   const heldBefore = checkpoint?.json.held ?? [];
-  // With parse workers, the files' held lines go to a worker (they continue the files it reads); the rest stay here.
+  // With parse workers, the held lines go to the first worker: most continue the files it reads (an ingest
+  // body's are counted there too, under their own source).
   const toWorkers = config.parse.workers > 0 && config.sources.files.length > 0;
   const heldForFiles = toWorkers ? heldBefore : [];
   if (heldBefore.length > 0) {
@@ -192,23 +194,12 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
   const failed = new Promise<Error>((resolve) => {
     failure = resolve;
   });
-  const followOptions = {
-    patterns: config.sources.files,
-    maxLineBytes,
-    envelope: config.input.envelope,
-    pollIntervalMs: config.sources.pollInterval,
-    startAt: config.sources.startAt,
-    maxOpenFiles: config.sources.maxOpenFiles,
-    watch: config.sources.watch,
-    rescanIntervalMs: config.sources.rescanInterval,
-    ...(resume === undefined ? {} : { resume }),
-  };
   // Parsed off the serving thread (parse.workers), or on it with parse.workers: 0.
   const files: Files | undefined =
     config.sources.files.length === 0
       ? undefined
       : config.parse.workers === 0
-        ? new FileFollower(followOptions, pipeline, events)
+        ? new FileFollower(followOptionsOf(config, resume), pipeline, events)
         : new ParseThreads({
             config,
             workers: config.parse.workers,
