@@ -245,7 +245,11 @@ export class ParseThreads implements FollowerCounts {
         t.caughtUp.resolve();
         return;
       case 'cut':
-        if (this.pendingCut?.id !== m.id) return;
+        // A cut no longer awaited (it failed): its counts still count.
+        if (this.pendingCut?.id !== m.id) {
+          if (m.cut.delta !== undefined) mergeDelta(this.opts.pipeline, m.cut.delta);
+          return;
+        }
         this.cutIn(t, m.cut);
         return;
       case 'stopped':
