@@ -37,7 +37,7 @@ export function youngGenerationBytes(): number {
  * Returns what undoes it. A bound the user set is left alone; if this V8 refuses a flag at run time, `why`
  * is told and that bound is left to V8.
  */
-export function limitHeap(opts: { oneShot: boolean }, why: (text: string) => void = () => {}): () => void {
+export function limitHeap(opts: { oneShot: boolean; headroom?: boolean }, why: (text: string) => void = () => {}): () => void {
   const given = (flag: string) => nodeFlagGiven(flag, process.execArgv, process.env.NODE_OPTIONS);
   const undo: (() => void)[] = [];
   try {
@@ -45,7 +45,7 @@ export function limitHeap(opts: { oneShot: boolean }, why: (text: string) => voi
       v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
       undo.push(() => v8.setFlagsFromString('--heap-growing-percent=0'));
     }
-    if (!given('max-semi-space-size')) undo.push(capYoungGeneration(2 * SEMI_SPACE_MIB * 1024 * 1024));
+    if (!given('max-semi-space-size')) undo.push(capYoungGeneration(2 * SEMI_SPACE_MIB * 1024 * 1024, opts.headroom === true));
   } catch (err) {
     why(`heap left to V8's defaults: ${(err as Error).message}`);
   }
@@ -54,22 +54,39 @@ export function limitHeap(opts: { oneShot: boolean }, why: (text: string) => voi
   };
 }
 
-/** Keeps the young generation at most `cap` bytes; returns what undoes it. */
-function capYoungGeneration(cap: number): () => void {
-  let factor = 0;
-  const grow = (f: number) => {
-    if (f === factor) return;
-    v8.setFlagsFromString(`--semi-space-growth-factor=${f}`);
-    factor = f;
-  };
+/** The check of the cap in force, if any (see recheckHeapLimits). */
+let heldCheck: (() => void) | undefined;
+
+/**
+ * Sets the young generation's growth factor again for this thread's heap. V8's flags are per process: a
+ * worker thread starting (serve's parse workers) puts the factor back to V8's default behind our back,
+ * and the next collection here then doubled the young generation past the cap (8 → 16 MiB, one run in
+ * three). Called once a worker is online.
+ */
+export function recheckHeapLimits(): void {
+  heldCheck?.();
+}
+
+/**
+ * Keeps the young generation at most `cap` bytes; returns what undoes it. With `headroom`, growth stops one
+ * step early (at cap / 2), so one more step taken before the check runs still ends at the cap: `serve`,
+ * whose serving thread parses nothing with parse workers on and whose workers, starting, put V8's growth
+ * factor back (recheckHeapLimits), so two collections could come before a check.
+ */
+function capYoungGeneration(cap: number, headroom: boolean): () => void {
+  const stopAt = headroom ? cap / 2 : cap;
+  // Set every time, not only on a change: something else may have set the flag since (recheckHeapLimits).
+  const grow = (f: number) => v8.setFlagsFromString(`--semi-space-growth-factor=${f}`);
   // Checked after every collection: V8 grows the young generation at the end of one, by one step, and only
   // once survivors as large as it have accumulated, so the next check comes long before the next step.
-  const check = () => grow(youngGenerationBytes() >= cap ? 1 : 2);
+  const check = () => grow(youngGenerationBytes() >= stopAt ? 1 : 2);
   check();
+  heldCheck = check;
   const observer = new PerformanceObserver(check);
   observer.observe({ entryTypes: ['gc'] });
   return () => {
     observer.disconnect();
+    heldCheck = undefined;
     grow(2);
   };
 }

@@ -52,7 +52,9 @@ export async function main(argv: string[]): Promise<number> {
     if (!LOG_FORMATS.includes(format)) throw new UsageError(`--log.format must be one of ${LOG_FORMATS.join(', ')}`);
     const log = createLogger(level, undefined, format);
     // Before the config and the command's modules load: loading them alone would grow the young generation past its cap.
-    limitHeap({ oneShot: command === 'report' || command === 'backtest' || command === 'compare' || command === 'export' }, (text) => log.warn(text));
+    limitHeap({ oneShot: command === 'report' || command === 'backtest' || command === 'compare' || command === 'export', headroom: command === 'serve' || command === 'demo' }, (text) =>
+      log.warn(text),
+    );
     // The YAML parser and zod are loaded only for a config file (`report` on the defaults pays for neither).
     const configFile = flagString(flags, 'config.file');
     const config = configFile === undefined ? await readDefaultConfig() : (await import('../config/load.js')).loadConfig(configFile);

@@ -16,6 +16,7 @@ import type { LogFields, Logger, LogLevel } from '../server/logger.js';
 import type { DirectoryMode } from '../source/directory-watch.js';
 import type { FilePosition, FollowerState, ResumeFrom } from '../source/file-follower.js';
 import { MIN_OPEN_FILES } from '../source/open-files.js';
+import { recheckHeapLimits } from './heap-limits.js';
 
 /** What a worker is started with (structured-cloned). */
 export interface ParseWorkerInit {
@@ -125,6 +126,7 @@ export class ParseThreads implements FollowerCounts {
         stopped: undefined,
         final: undefined,
       };
+      worker.on('online', recheckHeapLimits);
       worker.on('message', (m: ToParseThreads) => this.receive(t, m));
       worker.on('error', (err: Error) => this.fail(t, err));
       worker.on('exit', (code) => {
