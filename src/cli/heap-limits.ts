@@ -75,13 +75,21 @@ export function recheckHeapLimits(): void {
  */
 function capYoungGeneration(cap: number, headroom: boolean): () => void {
   const stopAt = headroom ? cap / 2 : cap;
-  // Set every time, not only on a change: something else may have set the flag since (recheckHeapLimits).
-  const grow = (f: number) => v8.setFlagsFromString(`--semi-space-growth-factor=${f}`);
+  let factor = 0;
+  const grow = (f: number) => {
+    if (f === factor) return;
+    v8.setFlagsFromString(`--semi-space-growth-factor=${f}`);
+    factor = f;
+  };
   // Checked after every collection: V8 grows the young generation at the end of one, by one step, and only
   // once survivors as large as it have accumulated, so the next check comes long before the next step.
   const check = () => grow(youngGenerationBytes() >= stopAt ? 1 : 2);
   check();
-  heldCheck = check;
+  // A worker may have set the flag since: set it whatever it was last set to here.
+  heldCheck = () => {
+    factor = 0;
+    check();
+  };
   const observer = new PerformanceObserver(check);
   observer.observe({ entryTypes: ['gc'] });
   return () => {
