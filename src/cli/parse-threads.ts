@@ -97,7 +97,6 @@ export class ParseThreads implements FollowerCounts {
   private pendingCut: { id: number; done: Deferred<WorkerCut[]> } | undefined;
   private cutting: Promise<unknown> = Promise.resolve();
   private broken: Error | undefined;
-  private stopping = false;
   readonly caughtUp: Promise<void>;
 
   constructor(private readonly opts: ParseThreadsOptions) {
@@ -106,11 +105,13 @@ export class ParseThreads implements FollowerCounts {
     const n = Math.max(1, Math.min(opts.workers, this.patterns.length));
     const shares = Array.from({ length: n }, (_, i) => this.patterns.filter((_p, j) => j % n === i));
     const maxOpenFiles = Math.max(MIN_OPEN_FILES, Math.floor(config.sources.maxOpenFiles / n));
+    // Taken once: every worker starts from the same restored series.
+    const restored = opts.resume === undefined ? undefined : metricsState(opts.pipeline.metrics);
     shares.forEach((patterns, i) => {
       const init: ParseWorkerInit = {
         config: { ...config, sources: { ...config.sources, files: patterns, stdin: false, maxOpenFiles } },
         ...(opts.resume === undefined ? {} : { resume: { ...opts.resume, state: shareOf(opts.resume.state, patterns, this.patterns, i === 0) } }),
-        ...(opts.resume === undefined ? {} : { restored: metricsState(opts.pipeline.metrics) }),
+        ...(restored === undefined ? {} : { restored }),
         held: i === 0 ? [...opts.held] : [],
         flushMs: FLUSH_MS,
       };
@@ -154,7 +155,6 @@ export class ParseThreads implements FollowerCounts {
 
   /** Stops every worker after its last counts and positions are in (kept for the final checkpoint). */
   async stop(): Promise<void> {
-    this.stopping = true;
     await this.cutting;
     await Promise.all(
       this.threads.map(async (t) => {
@@ -274,7 +274,8 @@ export class ParseThreads implements FollowerCounts {
   }
 
   private fail(t: Thread, err: Error): void {
-    if (this.broken !== undefined || (this.stopping && t.final !== undefined)) return;
+    // A worker that gave its final cut has nothing left to lose.
+    if (this.broken !== undefined || t.final !== undefined) return;
     this.broken = err;
     this.pendingCut?.done.reject(err);
     for (const x of this.threads) {

@@ -195,24 +195,23 @@ export async function startServe(config: Config, log: Logger, extras: ServeExtra
     failure = resolve;
   });
   // Parsed off the serving thread (parse.workers), or on it with parse.workers: 0.
-  const files: Files | undefined =
-    config.sources.files.length === 0
-      ? undefined
-      : config.parse.workers === 0
-        ? new FileFollower(followOptionsOf(config, resume), pipeline, events)
-        : new ParseThreads({
-            config,
-            workers: config.parse.workers,
-            pipeline,
-            log,
-            ...(resume === undefined ? {} : { resume }),
-            held: heldForFiles,
-            dropped: (d) => checkpointer?.reportDropped([d]),
-            failed: (err) => {
-              log.error('a parse worker failed: its files are no longer read, so serve stops (a restart resumes from the last checkpoint)', { error: err.message });
-              failure?.(err);
-            },
-          });
+  const files: Files | undefined = toWorkers
+    ? new ParseThreads({
+        config,
+        workers: config.parse.workers,
+        pipeline,
+        log,
+        ...(resume === undefined ? {} : { resume }),
+        held: heldForFiles,
+        dropped: (d) => checkpointer?.reportDropped([d]),
+        failed: (err) => {
+          log.error('a parse worker failed: its files are no longer read, so serve stops (a restart resumes from the last checkpoint)', { error: err.message });
+          failure?.(err);
+        },
+      })
+    : config.sources.files.length > 0
+      ? new FileFollower(followOptionsOf(config, resume), pipeline, events)
+      : undefined;
   const stdin = config.sources.stdin ? new StdinFollower(maxLineBytes, pipeline, events, undefined, config.input.envelope) : undefined;
   const followerGauges = files === undefined ? undefined : new FollowerGauges(files);
   const scrapes = scrapeCounter();
