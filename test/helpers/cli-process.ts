@@ -91,6 +91,19 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
   }
 }
 
+/** The first /metrics body answered with 200: after a restore from a checkpoint, /metrics is 503 until caught up. */
+export async function metricsWhenReady(server: ServeProcess, timeoutMs = 15_000): Promise<string> {
+  return waitFor(
+    async () => {
+      const res = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(5_000) });
+      const text = await res.text();
+      return res.status === 200 ? text : undefined;
+    },
+    timeoutMs,
+    '/metrics to answer 200',
+  );
+}
+
 /** The value of one sample in exposition text, or undefined when the series is absent. */
 export function sample(text: string, series: string): number | undefined {
   for (const line of text.split('\n')) {

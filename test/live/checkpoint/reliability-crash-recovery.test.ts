@@ -8,7 +8,7 @@ import { tempDir } from '../../helpers/temp-dir.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startServe, waitFor, type ServeProcess } from '../../helpers/cli-process.js';
+import { metricsWhenReady, startServe, waitFor, type ServeProcess } from '../../helpers/cli-process.js';
 import { sleep, startChildWriter, type ChildWriter } from '../../helpers/sequence-log.js';
 import { createRng } from '../../../src/simulate/random.js';
 
@@ -107,15 +107,7 @@ async function scrape(server: ServeProcess): Promise<{ status: number; text: str
 
 /** The first scrape that answers 200: after a restore, /metrics is held back (503) until caught up. */
 async function scrapeWhenReady(server: ServeProcess): Promise<Samples> {
-  const text = await waitFor(
-    async () => {
-      const r = await scrape(server);
-      return r.status === 200 ? r.text : undefined;
-    },
-    15_000,
-    '/metrics to answer 200 after the restart',
-  );
-  return parseExposition(text);
+  return parseExposition(await metricsWhenReady(server));
 }
 
 describe('crash recovery (kill -9) from the checkpoint', () => {

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sample, startServe, waitFor, type ServeProcess } from '../../helpers/cli-process.js';
+import { metricsWhenReady, sample, startServe, waitFor, type ServeProcess } from '../../helpers/cli-process.js';
 import { parseSamples, sumOf, type ParsedSample } from '../../helpers/exposition.js';
 import { sleep, startChildWriter, type ChildWriter } from '../../helpers/sequence-log.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -18,14 +18,7 @@ async function scrape(server: ServeProcess): Promise<{ status: number; text: str
 
 /** Lines read per source, from a scrape that answered 200 (after a restore, /metrics is 503 until caught up). */
 async function linesBySource(server: ServeProcess): Promise<{ samples: ParsedSample[]; text: string }> {
-  const text = await waitFor(
-    async () => {
-      const r = await scrape(server);
-      return r.status === 200 ? r.text : undefined;
-    },
-    15_000,
-    '/metrics to answer 200',
-  );
+  const text = await metricsWhenReady(server);
   return { samples: parseSamples(text), text };
 }
 
