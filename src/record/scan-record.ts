@@ -317,11 +317,12 @@ export const TEXT: unique symbol = Symbol('text');
 /** Strings kept per value for reuse: labels and header values repeat, and making a string costs ~130 ns. */
 const RECENT_TEXTS = 8;
 
-/** A recent kept string, with the bytes it was made from (plain ASCII, UTF-8, or with escapes). */
+/** A recent kept string, with the bytes it was made from and how (PLAIN, UTF8 or ESCAPED). */
 class RecentText extends PackedBytes {
   constructor(
     bytes: Uint8Array,
     readonly text: string,
+    readonly kind: number,
   ) {
     super(bytes);
   }
@@ -349,6 +350,8 @@ export class RecordScanner {
   /** Per value: where the next new string goes in its ring, and the one text() gave last (tried first). */
   private readonly recentNext: Int32Array;
   private readonly recentLast: Int32Array;
+  /** Per TEXT value of the last line: the entry of its ring with its bytes, or -1 when none has them. */
+  private readonly known: Int32Array;
   /** The line being read; only valid until the next scan. */
   private buf: Buffer = Buffer.alloc(0);
   /** A view of the buffer the line is in, for reading four bytes at a time (made once per buffer). */
@@ -376,6 +379,7 @@ export class RecordScanner {
     this.recent = Array.from({ length: n }, () => []);
     this.recentNext = new Int32Array(n);
     this.recentLast = new Int32Array(n);
+    this.known = new Int32Array(n);
     this.objectSeen = layout.headerObjects.map(() => false);
   }
 
@@ -404,29 +408,25 @@ export class RecordScanner {
 
   /** The string of TEXT value k of the last line, reusing a recent one with the same bytes. */
   text(k: number): string {
+    const recent = this.recent[k] as RecentText[];
+    const known = this.known[k] as number;
+    // value() looked for its bytes in the ring already.
+    if (known >= 0) {
+      this.recentLast[k] = known;
+      return (recent[known] as RecentText).text;
+    }
     const buf = this.buf;
     const s = this.from[k] as number;
     const e = this.to[k] as number;
-    const len = e - s;
-    const recent = this.recent[k] as RecentText[];
-    const last = this.recentLast[k] as number;
-    // The one given last first: most values repeat the line before's.
-    for (let r = 0; r < recent.length; r++) {
-      const at = r === 0 ? last : r === last ? 0 : r;
-      const t = recent[at] as RecentText;
-      if (t.bytes.length === len && sameBytes(buf, this.view, s, t)) {
-        this.recentLast[k] = at;
-        return t.text;
-      }
-    }
     // Decoding the string alone equals decoding the line: it is bounded by ASCII quotes, and an ASCII byte
     // ends any incomplete UTF-8 sequence before it the same way in both.
     const kind = this.kinds[k];
     const made = kind === PLAIN ? buf.toString('latin1', s, e) : kind === UTF8 ? buf.toString('utf8', s, e) : (JSON.parse(buf.toString('utf8', s - 1, e + 1)) as string);
     const at = this.recentNext[k] as number;
-    recent[at] = new RecentText(copyOf(buf, s, e), made);
+    recent[at] = new RecentText(copyOf(buf, s, e), made, kind as number);
     this.recentNext[k] = (at + 1) % RECENT_TEXTS;
     this.recentLast[k] = at;
+    this.known[k] = at;
     return made;
   }
 
@@ -548,6 +548,27 @@ export class RecordScanner {
     const b = buf[i];
     if (b === QUOTE) {
       const s = i + 1;
+      // A string text() made lately, compared up to its closing quote before any scan: its bytes are a
+      // whole string's content, so the same bytes then a quote are that string (labels and header values
+      // repeat). Only values whose text was asked for fill the ring, so one that varies (a time) costs nothing here.
+      const recent = this.recent[k] as RecentText[];
+      if (recent.length > 0) {
+        const last = this.recentLast[k] as number;
+        for (let r = 0; r < recent.length; r++) {
+          const at = r === 0 ? last : r === last ? 0 : r;
+          const t = recent[at] as RecentText;
+          const close = s + t.bytes.length;
+          if (close < end && buf[close] === QUOTE && sameBytes(buf, this.view, s, t)) {
+            this.values[k] = TEXT;
+            this.kinds[k] = t.kind;
+            this.from[k] = s;
+            this.to[k] = close;
+            this.known[k] = at;
+            return close + 1;
+          }
+        }
+      }
+      this.known[k] = -1;
       let close = plainStringEnd(buf, this.view, s, end);
       if (close === FAIL) return FAIL;
       let kind = PLAIN;

@@ -288,3 +288,25 @@ describe('scan layouts', () => {
     }
   });
 });
+
+describe('kept strings read again from the ring of recent ones', () => {
+  it('match only the same bytes then the closing quote: never a prefix, a longer string or another escape', () => {
+    const { parser } = parserFor(configs.default!);
+    // Each line after the first meets strings the ring holds: as a prefix, extended, escaped, non-ASCII.
+    const models = ['claude', 'claude-sonnet', 'claude', 'clau\\"de', 'clau\\"de', 'clau\\"de\\\\', 'claude\\u0041', 'claudeA', 'cläude', 'cläude', 'claude"x', 'claude'];
+    for (const model of models) {
+      for (const route of ['/v1', '/v1/messages', '/v1']) {
+        const text = `{"latency_ms":5,"status":200,"model":"${model}","route":"${route}","response_headers":{"x-anthropic-layer-id":"zero-plane-v1"}}`;
+        const fast = parser.parseBytes(Buffer.from(text), 0, Buffer.byteLength(text));
+        let slow: unknown;
+        try {
+          slow = parser.parse(text);
+        } catch {
+          slow = undefined;
+        }
+        // 'claude"x' ends the string early: not JSON either way.
+        expect(fast, text).toStrictEqual(slow);
+      }
+    }
+  });
+});
