@@ -8,6 +8,8 @@
 // JSON that is not an object, it says so without either: only where JSON.parse of the decoded line would
 // say the same (decoding never turns a byte ≥ 0x80 into ASCII, so the syntax over ASCII bytes is the same).
 
+import { chunkStops } from '../source/chunk-stops.js';
+
 /** Stands for any object value kept in a field: the record parser only asks whether a value is an object. */
 const NESTED: Readonly<Record<string, never>> = Object.freeze({});
 
@@ -394,6 +396,8 @@ export class RecordScanner {
     const values = this.values;
     for (let k = 0; k < values.length; k++) values[k] = undefined;
     for (let g = 0; g < this.objectSeen.length; g++) this.objectSeen[g] = false;
+    // Strings' ends come from the chunk's map when the line is in a chunk being read (chunk-stops.ts).
+    chunkStops.cover(buf, start, end);
     let i = ws(buf, start, end);
     if (i >= end) return SCAN_INVALID;
     if (buf[i] !== LBRACE) {
@@ -659,6 +663,19 @@ export class RecordScanner {
    */
   private stringEnd(buf: Uint8Array, i: number, end: number): number {
     this.escaped = false;
+    const m = chunkStops;
+    if (buf === m.buf && i >= m.base && end <= m.limit) {
+      for (;;) {
+        const at = nextStop(m.ends, i - m.base, end - m.base);
+        if (at < 0) return FAIL;
+        const b = buf[at + m.base] as number;
+        if (b === QUOTE) return at + m.base;
+        if (b < 0x20) return FAIL;
+        i = escapeEnd(buf, at + m.base, end);
+        if (i === FAIL) return FAIL;
+        this.escaped = true;
+      }
+    }
     while (i < end) {
       const b = buf[i] as number;
       if (b === QUOTE) return i;
@@ -761,6 +778,12 @@ function ws(buf: Uint8Array, i: number, end: number): number {
  * not plain printable ASCII (a backslash, or ≥ 0x80), or FAIL at a control byte or the end of the line.
  */
 function plainStringEnd(buf: Uint8Array, v: DataView, i: number, end: number): number {
+  const m = chunkStops;
+  if (buf === m.buf && i >= m.base && end <= m.limit) {
+    const at = nextStop(m.plainEnds, i - m.base, end - m.base);
+    if (at < 0) return FAIL;
+    return (buf[at + m.base] as number) < 0x20 ? FAIL : at + m.base;
+  }
   // Four bytes at a time while none of them ends the run (this loop reads most of every line).
   while (i + 4 <= end) {
     const w = v.getInt32(i, true);
@@ -773,6 +796,23 @@ function plainStringEnd(buf: Uint8Array, v: DataView, i: number, end: number): n
     i++;
   }
   return FAIL;
+}
+
+/**
+ * The first set bit at or after position p of a chunk map, below limit (both relative to the mapped
+ * window), or -1: one word of 32 positions at a time.
+ */
+function nextStop(map: Int32Array, p: number, limit: number): number {
+  if (p >= limit) return -1;
+  let w = p >> 5;
+  let word = (map[w] as number) & (-1 << (p & 31));
+  const last = (limit - 1) >> 5;
+  while (word === 0) {
+    if (++w > last) return -1;
+    word = map[w] as number;
+  }
+  const at = (w << 5) + 31 - Math.clz32(word & -word);
+  return at < limit ? at : -1;
 }
 
 /** The high bit of each byte of a word. */
@@ -808,6 +848,18 @@ function escapeEnd(buf: Uint8Array, i: number, end: number): number {
  * quote. Bytes ≥ 0x80 pass as they are: decoding never turns them into a quote or a backslash.
  */
 function skipStringFrom(buf: Uint8Array, v: DataView, i: number, end: number): number {
+  const m = chunkStops;
+  if (buf === m.buf && i >= m.base && end <= m.limit) {
+    for (;;) {
+      const at = nextStop(m.ends, i - m.base, end - m.base);
+      if (at < 0) return FAIL;
+      const b = buf[at + m.base] as number;
+      if (b === QUOTE) return at + m.base + 1;
+      if (b < 0x20) return FAIL;
+      i = escapeEnd(buf, at + m.base, end);
+      if (i === FAIL) return FAIL;
+    }
+  }
   for (;;) {
     while (i + 4 <= end && stops(v.getInt32(i, true)) === 0) i += 4;
     if (i >= end) return FAIL;

@@ -1,3 +1,4 @@
+import { chunkStops } from './chunk-stops.js';
 import { EnvelopeReader, type EnvelopeMode } from './envelope.js';
 import type { LineSink, Stream } from './line-sink.js';
 
@@ -68,19 +69,25 @@ export class LineSplitter {
   }
 
   push(chunk: Buffer): void {
-    let start = 0;
-    while (start < chunk.length) {
-      if (chunk[start] === NUL && this.pendingLen === 0 && !this.isDiscarding) {
-        start = this.skipNuls(chunk, start);
-        if (start === chunk.length) break;
+    // The chunk's bytes stay as they are while its lines are read: the byte scan may map it (chunk-stops.ts).
+    const before = chunkStops.offer(chunk);
+    try {
+      let start = 0;
+      while (start < chunk.length) {
+        if (chunk[start] === NUL && this.pendingLen === 0 && !this.isDiscarding) {
+          start = this.skipNuls(chunk, start);
+          if (start === chunk.length) break;
+        }
+        const nl = chunk.indexOf(LF, start);
+        if (nl === -1) {
+          this.hold(chunk, start);
+          break;
+        }
+        this.complete(chunk, start, nl);
+        start = nl + 1;
       }
-      const nl = chunk.indexOf(LF, start);
-      if (nl === -1) {
-        this.hold(chunk, start);
-        break;
-      }
-      this.complete(chunk, start, nl);
-      start = nl + 1;
+    } finally {
+      chunkStops.withdraw(before);
     }
     this.sink.chunkEnd?.();
   }

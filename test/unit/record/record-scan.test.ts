@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RecordParser } from '../../../src/record/parse-record.js';
 import { RecordScanner, scannable } from '../../../src/record/scan-record.js';
+import { chunkStops } from '../../../src/source/chunk-stops.js';
 import { anyLine, configs, mutated, parserFor, VALID } from '../../helpers/record-lines.js';
 
 const RUNS = Number(process.env.ZP_FUZZ_RUNS ?? 2000);
@@ -34,10 +35,23 @@ function byteEdited(lines: string[]): fc.Arbitrary<Buffer> {
   });
 }
 
-/** parseBytes either declines or agrees exactly with parse() of the decoded line; returns whether it answered. */
+/**
+ * parseBytes either declines or agrees exactly with parse() of the decoded line; returns whether it
+ * answered. Asked twice: with the buffer as a chunk being read (strings' ends from its map, chunk-stops.ts)
+ * and as any other buffer (found word by word); both answers must be the same.
+ */
 function agrees(parser: RecordParser, line: Buffer, before: Buffer = Buffer.alloc(0), after: Buffer = Buffer.alloc(0)): boolean {
   const buf = Buffer.concat([before, line, after]);
+  const offered = chunkStops.offer(buf);
+  let mapped: ReturnType<RecordParser['parseBytes']>;
+  try {
+    mapped = parser.parseBytes(buf, before.length, before.length + line.length);
+    expect(chunkStops.buf).toBe(buf);
+  } finally {
+    chunkStops.withdraw(offered);
+  }
   const fast = parser.parseBytes(buf, before.length, before.length + line.length);
+  expect(mapped).toStrictEqual(fast);
   if (fast !== undefined) expect(fast).toStrictEqual(parser.parse(line.toString('utf8')));
   return fast !== undefined;
 }
