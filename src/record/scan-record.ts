@@ -663,18 +663,10 @@ export class RecordScanner {
    */
   private stringEnd(buf: Uint8Array, i: number, end: number): number {
     this.escaped = false;
-    const m = chunkStops;
-    if (buf === m.buf && i >= m.base && end <= m.limit) {
-      for (;;) {
-        const at = nextStop(m.ends, i - m.base, end - m.base);
-        if (at < 0) return FAIL;
-        const b = buf[at + m.base] as number;
-        if (b === QUOTE) return at + m.base;
-        if (b < 0x20) return FAIL;
-        i = escapeEnd(buf, at + m.base, end);
-        if (i === FAIL) return FAIL;
-        this.escaped = true;
-      }
+    if (mapped(buf, i, end)) {
+      const close = mappedStringEnd(buf, i, end);
+      this.escaped = mappedEscape;
+      return close;
     }
     while (i < end) {
       const b = buf[i] as number;
@@ -778,8 +770,8 @@ function ws(buf: Uint8Array, i: number, end: number): number {
  * not plain printable ASCII (a backslash, or ≥ 0x80), or FAIL at a control byte or the end of the line.
  */
 function plainStringEnd(buf: Uint8Array, v: DataView, i: number, end: number): number {
-  const m = chunkStops;
-  if (buf === m.buf && i >= m.base && end <= m.limit) {
+  if (mapped(buf, i, end)) {
+    const m = chunkStops;
     const at = nextStop(m.plainEnds, i - m.base, end - m.base);
     if (at < 0) return FAIL;
     return (buf[at + m.base] as number) < 0x20 ? FAIL : at + m.base;
@@ -796,6 +788,34 @@ function plainStringEnd(buf: Uint8Array, v: DataView, i: number, end: number): n
     i++;
   }
   return FAIL;
+}
+
+/** Whether buf[i, end) is in the chunk map's window (chunk-stops.ts): strings' ends are read from it then. */
+function mapped(buf: Uint8Array, i: number, end: number): boolean {
+  const m = chunkStops;
+  return buf === m.buf && i >= m.base && end <= m.limit;
+}
+
+/** Whether the string mappedStringEnd() read last held an escape (one result more, without an object per call). */
+let mappedEscape = false;
+
+/**
+ * From any byte inside a string in the mapped window: the index of its closing quote, or FAIL at a control
+ * byte, a bad escape or the end of the line; mappedEscape says whether it held an escape.
+ */
+function mappedStringEnd(buf: Uint8Array, i: number, end: number): number {
+  const m = chunkStops;
+  mappedEscape = false;
+  for (;;) {
+    const at = nextStop(m.ends, i - m.base, end - m.base);
+    if (at < 0) return FAIL;
+    const b = buf[at + m.base] as number;
+    if (b === QUOTE) return at + m.base;
+    if (b < 0x20) return FAIL;
+    i = escapeEnd(buf, at + m.base, end);
+    if (i === FAIL) return FAIL;
+    mappedEscape = true;
+  }
 }
 
 /**
@@ -848,17 +868,9 @@ function escapeEnd(buf: Uint8Array, i: number, end: number): number {
  * quote. Bytes ≥ 0x80 pass as they are: decoding never turns them into a quote or a backslash.
  */
 function skipStringFrom(buf: Uint8Array, v: DataView, i: number, end: number): number {
-  const m = chunkStops;
-  if (buf === m.buf && i >= m.base && end <= m.limit) {
-    for (;;) {
-      const at = nextStop(m.ends, i - m.base, end - m.base);
-      if (at < 0) return FAIL;
-      const b = buf[at + m.base] as number;
-      if (b === QUOTE) return at + m.base + 1;
-      if (b < 0x20) return FAIL;
-      i = escapeEnd(buf, at + m.base, end);
-      if (i === FAIL) return FAIL;
-    }
+  if (mapped(buf, i, end)) {
+    const close = mappedStringEnd(buf, i, end);
+    return close === FAIL ? FAIL : close + 1;
   }
   for (;;) {
     while (i + 4 <= end && stops(v.getInt32(i, true)) === 0) i += 4;
