@@ -10,14 +10,16 @@ function bit(map: Int32Array, rel: number): number {
   return ((map[rel >> 5] as number) >>> (rel & 31)) & 1;
 }
 
-/** Every mapped byte's two bits against its class; returns the positions checked. */
+/** Every mapped byte's two bits against its class (one assertion per window); returns the positions checked. */
 function checkWindow(stops: ChunkStops, buf: Uint8Array): number {
-  for (let i = stops.base; i < stops.limit; i++) {
+  const wrong: string[] = [];
+  for (let i = stops.base; i < stops.limit && wrong.length < 5; i++) {
     const b = buf[i] as number;
     const end = b === 0x22 || b === 0x5c || b < 0x20 ? 1 : 0;
-    expect(bit(stops.ends, i - stops.base), `byte ${b} at ${i}`).toBe(end);
-    expect(bit(stops.plainEnds, i - stops.base), `byte ${b} at ${i}`).toBe(end | (b >= 0x80 ? 1 : 0));
+    const plainEnd = end | (b >= 0x80 ? 1 : 0);
+    if (bit(stops.ends, i - stops.base) !== end || bit(stops.plainEnds, i - stops.base) !== plainEnd) wrong.push(`byte ${b} at ${i}`);
   }
+  expect(wrong).toEqual([]);
   return stops.limit - stops.base;
 }
 
