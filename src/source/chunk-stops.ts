@@ -158,8 +158,9 @@ export class ChunkStops {
       this.buf = undefined;
       return false;
     }
-    // Aligned down to 32, so a word of the map is a word of the buffer's positions.
-    const base = start & ~31;
+    // Aligned down to 32, so a word of the map is a word of the buffer's positions (not `& ~31`: a
+    // position past 2^31 would turn negative).
+    const base = start - (start % 32);
     const limit = Math.min(buf.length, base + WINDOW_BYTES);
     c.bytes.set(buf.subarray(base, limit));
     c.classify(limit - base);
