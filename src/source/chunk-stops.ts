@@ -8,8 +8,8 @@
 /** Bytes mapped at once: a chunk is mapped window by window, as its lines are read. */
 export const WINDOW_BYTES = 256 * 1024;
 const PAGE = 64 * 1024;
-/** Layout of the module's memory: the window's bytes (and 16 bytes of slack for the last load), then the two maps. */
-const ENDS_AT = WINDOW_BYTES + PAGE;
+/** Layout of the module's memory: the window's bytes (and slack for the last 16-byte load, 4-aligned), then the two maps. */
+const ENDS_AT = WINDOW_BYTES + 32;
 const PLAIN_ENDS_AT = ENDS_AT + WINDOW_BYTES / 8;
 const PAGES = Math.ceil((PLAIN_ENDS_AT + WINDOW_BYTES / 8) / PAGE);
 
