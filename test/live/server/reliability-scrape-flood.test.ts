@@ -2,8 +2,8 @@
 // shipped 256 Mi limit, and /-/healthy timed out for 10–20 s. Against a real serve with ~27,000 lines per
 // scrape (3.2 MB), 200 scrapes sent at once by a child process (raw sockets, so the flood's own parsing
 // does not slow the measured side): past --web.max-requests (40) they get 503 at once, those answered
-// share renders (zero_plane_exporter_scrapes_total), every one is answered, RSS stays under 240 MiB (the
-// shipped limit is 384 Mi; idle this serve is ~130 MiB, under the flood 175–232 MiB were measured), and
+// share renders (zero_plane_exporter_scrapes_total), every one is answered, RSS stays under 300 MiB (the shipped
+// limit is 384 Mi; idle this serve is ~130 MiB, under the flood 175–256 MiB were measured), and
 // /-/healthy and /-/ready, probed from a process of their own, are answered ahead of the scrapes. The probe
 // listener (--web.probe-listen-address: a worker thread, src/server/probe-listener.ts), probed at the same time
 // by a second process, answers every probe 200 and 99 % of them within PROBE_LISTENER_P99_MS.
@@ -132,7 +132,7 @@ describe('200 concurrent scrapes', () => {
     expect(await serve.stop()).toBe(0);
   });
 
-  it('probes answered during the flood ahead of every scrape, on the probe listener within a bound, 503 past --web.max-requests, renders shared, all answered, RSS under 240 MiB', async () => {
+  it('probes answered during the flood ahead of every scrape, on the probe listener within a bound, 503 past --web.max-requests, renders shared, all answered, RSS bounded', async () => {
     const pid = serve.child.pid as number;
     const port = String(new URL(serve.url).port);
     const serving = serve.logs.find((l) => l.msg === 'serving') as { probeAddress: string };
@@ -145,7 +145,8 @@ describe('200 concurrent scrapes', () => {
     const probed = outputOf(prober);
     const listenerProber = spawn(process.execPath, ['-e', PROBER, probePort], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
     const listenerProbed = outputOf(listenerProber);
-    let maxRss = rssMiB(pid);
+    const rssBefore = rssMiB(pid);
+    let maxRss = rssBefore;
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMiB(pid))), 20);
     let flooded: string;
     try {
@@ -159,7 +160,17 @@ describe('200 concurrent scrapes', () => {
     const listener = JSON.parse(await listenerProbed) as { ms: number[]; statuses: Record<string, number> };
     const { counts, scrapeMs } = JSON.parse(flooded) as { counts: Record<string, number>; scrapeMs: number[] };
     const listenerFigures = { probes: listener.ms.length, p50: quantile(listener.ms, 0.5), p99: quantile(listener.ms, 0.99), max: Math.max(...listener.ms) };
-    const figures = { probes: ms.length, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), max: Math.max(...ms), scrapeP50: quantile(scrapeMs, 0.5), maxRss, counts, listener: listenerFigures };
+    const figures = {
+      probes: ms.length,
+      p50: quantile(ms, 0.5),
+      p99: quantile(ms, 0.99),
+      max: Math.max(...ms),
+      scrapeP50: quantile(scrapeMs, 0.5),
+      rssBefore,
+      maxRss,
+      counts,
+      listener: listenerFigures,
+    };
     console.log(`scrape flood: ${JSON.stringify(figures)}`);
     expect(Object.keys(statuses), JSON.stringify(figures)).toEqual(['200']);
     expect(ms.length, JSON.stringify(figures)).toBeGreaterThanOrEqual(5);
@@ -184,7 +195,10 @@ describe('200 concurrent scrapes', () => {
     expect(sample(text, 'zero_plane_exporter_scrapes_total{result="refused"}')).toBe(counts['503'] ?? 0);
     expect(rendered + shared).toBeGreaterThanOrEqual(counts['200'] ?? 0);
     expect(shared).toBeGreaterThan(0);
-    expect(maxRss, JSON.stringify(figures)).toBeLessThan(240);
+    // Under the shipped 384 Mi limit with room, and below what the flood took it to before the fix (313-522
+    // MB). An idle serve is ~130 MiB here (rssBefore); the flood's own cost spreads: 208-256 MiB at the peak
+    // over runs of one build, the same before and after 2026-12-04's changes, so 240 sat inside the spread.
+    expect(maxRss, JSON.stringify(figures)).toBeLessThan(300);
   }, 180_000);
 
   it('past a limit of 2 in flight, the rest of the flood gets 503 at once, each counted as refused', async () => {
