@@ -126,6 +126,8 @@ export class DirectoryWatch {
   private readonly cap: number;
   /** Directories polled because a watch could not be set up (limit or error), since start. */
   fallbacks = 0;
+  /** Events, watches lost and watches failed, since start: a poll may rest only while this stays as it was (file-follower.ts). */
+  changes = 0;
 
   constructor(
     private readonly mode: WatchMode,
@@ -201,6 +203,7 @@ export class DirectoryWatch {
   }
 
   private unwatch(d: Dir): void {
+    this.changes++;
     d.watcher?.close();
     d.watcher = undefined;
     d.changedAll = true;
@@ -222,6 +225,7 @@ export class DirectoryWatch {
     try {
       const self = basename(d.dir);
       const onEvent: WatchListener = (type, name) => {
+        this.changes++;
         if (name === null) d.pendingAll = true;
         else d.pending.add(name);
         // The watched directory moved or deleted is reported under its own name: stat it at the next poll.
@@ -248,6 +252,7 @@ export class DirectoryWatch {
   }
 
   private fail(d: Dir, nowMs: number, reason: WatchFallback, detail: string): void {
+    this.changes++;
     d.failedAtMs = nowMs;
     if (d.reported === reason) return;
     this.fallbacks++;
@@ -276,6 +281,49 @@ export class DirectoryWatch {
     if (d?.watcher === undefined || d.watchedSinceMs > statMs) return 'unknown';
     if (nowMs - statMs >= this.rescanMs || d.changedAll || d.changed.has(basename(abs))) return 'changed';
     return 'unchanged';
+  }
+
+  /** When the directory of absolute path `abs` has been watched since (a poll's time), if it is watched now. */
+  watchedSince(abs: string): number | undefined {
+    const d = this.dirs.get(dirname(abs));
+    return d?.watcher === undefined ? undefined : d.watchedSinceMs;
+  }
+
+  /**
+   * After the poll at `nowMs`, until when a poll with no event since may rest, as far as the directories
+   * go: every one watched and not suspect, until the first is due for its rescan; every glob of `patterns`
+   * keeping its listing, until the first is due to be listed again. Undefined: the next poll is needed.
+   */
+  restUntil(nowMs: number, patterns: readonly string[]): number | undefined {
+    if (!this.enabled) return undefined;
+    let until = Number.POSITIVE_INFINITY;
+    for (const d of this.dirs.values()) {
+      if (d.watcher === undefined || d.suspect) return undefined;
+      until = Math.min(until, d.statAtMs + this.rescanMs);
+    }
+    for (const p of patterns) {
+      if (!fg.isDynamicPattern(p)) continue;
+      const l = this.listings.get(p);
+      if (l === undefined || this.listing(p, nowMs) === undefined) return undefined;
+      until = Math.min(until, l.atMs + this.rescanMs);
+    }
+    return until;
+  }
+
+  /**
+   * Whether the glob directories `listed` still have the identity and mtime the last poll found (one stat
+   * each, as every poll makes): an entry that came without an event (a lost one) is then still listed at
+   * the next poll, not at the rescan.
+   */
+  async listedUnchanged(listed: Iterable<string>): Promise<boolean> {
+    for (const dir of listed) {
+      const d = this.dirs.get(dir);
+      if (d === undefined) return false;
+      const st = await this.fs.stat(dir).catch(() => undefined);
+      const key = st?.isDirectory() === true ? identity(st) : undefined;
+      if (key === undefined || key !== d.key || st?.mtimeMs !== d.mtimeMs) return false;
+    }
+    return true;
   }
 
   /**

@@ -58,6 +58,12 @@ const DEFAULT_READ_CHUNK_BYTES = 1 << 20;
 const DEFAULT_MAX_READ_BYTES_PER_POLL = 64 << 20;
 const DEFAULT_MAX_OPEN_FILES = 1024;
 const DEFAULT_RESCAN_INTERVAL_MS = 10_000;
+
+/** Until when scheduled polls may rest, while the directory watch's change count stays as it was. */
+interface Rest {
+  untilMs: number;
+  changes: number;
+}
 /**
  * Follows the files matching glob patterns as they grow, by polling: globs are re-expanded every poll,
  * new bytes are read from a tracked offset, and rotations are handled without losing or repeating lines.
@@ -105,6 +111,14 @@ export class FileFollower {
   private finalState: FollowerState | undefined;
   /** What the directories said since the last poll (nothing, with sources.watch off). */
   private readonly watch: DirectoryWatch;
+  /**
+   * Left by a poll after which the next ones have nothing to do unless a directory reports a change (every
+   * file watched, idle and read to its end, every listing kept): until `untilMs` (the first rescan due),
+   * while the watch's change count stays `changes`, a scheduled poll rests instead of walking every file.
+   */
+  private rest: Rest | undefined;
+  /** Scheduled polls that rested (nothing to do): how idle the follower is; tests and benchmarks read it. */
+  restedPolls = 0;
 
   constructor(
     private readonly opts: FollowOptions,
@@ -278,6 +292,13 @@ export class FileFollower {
     this.scanned = true;
     this.ctx.beginCycle();
     const now = Date.now();
+    if (scheduled && (await this.rests(now))) {
+      this.restedPolls++;
+      this.lastScheduledMs = now;
+      return;
+    }
+    this.rest = undefined;
+    let rest: Rest | undefined;
     try {
       const resume = this.pendingResume;
       if (resume !== undefined) {
@@ -286,6 +307,7 @@ export class FileFollower {
         this.pendingResume = undefined;
       }
       // Events so far are this poll's; directories replaced since the last poll lose their watch.
+      const changes = this.watch.changes;
       if (this.watch.enabled) await this.watch.begin(now, ...this.watchedDirs());
       // A scheduled poll lists again only the globs whose directory may have changed; every poll keeps what it listed.
       const listings = this.watch.enabled ? { reuse: (p: string) => (scheduled ? this.watch.listing(p, now) : undefined), listed: (p: string) => this.watch.beforeListing(p, now) } : undefined;
@@ -324,6 +346,7 @@ export class FileFollower {
         if (!this.ctx.follows((f) => f.path === c.path)) this.ctx.problem(`file:${c.path}`, c.source, 'not_found', c.detail);
         await this.recovery.recoverWhileMissing(c.source, c.path);
       }
+      if (missing.length === 0) rest = this.restAfter(candidates, now, changes);
     } catch (err) {
       // Every step catches its own errors; this only keeps a surprise from ending the poll loop.
       for (const pattern of this.opts.patterns) {
@@ -334,6 +357,42 @@ export class FileFollower {
     this.ctx.publishProblems();
     this.ctx.capNewFiles = false;
     if (!this.ctx.budgetHit) this.markCaughtUp();
+    // A problem is looked at again every poll (a path missing, a file not readable yet).
+    if (this.ctx.problemCount === 0 && !this.ctx.budgetHit) this.rest = rest;
+  }
+
+  /**
+   * Whether the poll at `now` may rest: the last poll left a rest that still stands, no directory event
+   * (nor a watch lost) came since that poll began, and the glob directories' mtimes are unchanged.
+   */
+  private async rests(now: number): Promise<boolean> {
+    const r = this.rest;
+    if (r === undefined || now >= r.untilMs || this.watch.changes !== r.changes || this.pendingResume !== undefined) return false;
+    return this.watch.listedUnchanged(this.patternDirs()[1]);
+  }
+
+  /**
+   * After a poll at `now` that found no path missing: a rest, when the next poll would stat no file and
+   * list no glob unless an event came (the conditions of lastSeenIfDeferred and of the listings, for
+   * every file with no event), until the first file, directory or listing is due for its rescan.
+   * `changes`: the watch's change count when the poll began, so an event during the poll ends the rest.
+   */
+  private restAfter(candidates: Map<string, Candidate>, now: number, changes: number): Rest | undefined {
+    // Every path a pattern names is one followed file's (no file draining, none waiting to be opened).
+    if (!this.watch.enabled || candidates.size !== this.ctx.followed.size) return undefined;
+    let until = this.watch.restUntil(now, this.opts.patterns);
+    if (until === undefined) return undefined;
+    const rescanMs = this.opts.rescanIntervalMs ?? DEFAULT_RESCAN_INTERVAL_MS;
+    for (const c of candidates.values()) {
+      const key = this.ctx.atPath.get(c.path)?.key;
+      const f = key === undefined ? undefined : this.ctx.followed.get(key);
+      if (f === undefined || f.path !== c.path || f.end !== undefined || f.capCheck || f.offset < f.seenSize || f.idleStats === 0) return undefined;
+      if (f.watchPath === undefined || f.watchCheckedPath !== f.path) return undefined;
+      const since = this.watch.watchedSince(f.watchPath);
+      if (since === undefined || since > f.checkedAtMs) return undefined;
+      until = Math.min(until, f.checkedAtMs + rescanMs);
+    }
+    return { untilMs: until, changes };
   }
 
   /**

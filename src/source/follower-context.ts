@@ -109,6 +109,11 @@ export class FollowerContext {
     this.index.clear();
   }
 
+  /** Problems found so far in the poll under way (after it: in the last poll). */
+  get problemCount(): number {
+    return this.problems.size;
+  }
+
   /** An arrow property, so the pattern scan can be handed it as it is. */
   readonly problem: ReportProblem = (key, source, reason, detail) => {
     if (!this.problems.has(key)) this.problems.set(key, { source, reason, detail });

@@ -74,9 +74,12 @@ describe('sources.watch auto: idle files are not stat-ed while their directory i
       expect(follower.directoryModes).toEqual(new Map([['watched', 1]]));
       const stats = fs.statCount(isFile);
       const globs = fs.globs;
+      const rested = follower.restedPolls;
       for (let i = 0; i < 5; i++) await follower.pollScheduled();
       expect(fs.statCount(isFile)).toBe(stats);
       expect(fs.globs).toBe(globs);
+      // Nothing to do but wait for an event: each poll rested, walking no file.
+      expect(follower.restedPolls - rested).toBe(5);
       // An append: the watch names the file, the next poll stats it (and only it) and reads the line.
       const before = new Map(fs.stats);
       appendFileSync(join(tmp, 'logs', 'f7.log'), seqBlock(7001, 7001));
@@ -189,6 +192,44 @@ describe('sources.watch auto: idle files are not stat-ed while their directory i
         // On a loaded machine polls come late; the safety poll would have taken 10 s.
         expect(Date.now() - started).toBeLessThan(9_000);
       }
+    } finally {
+      await follower.stop();
+    }
+  });
+
+  it('a new file in the glob directory whose event is lost: listed at the next poll (the directory mtime), not at the rescan', async () => {
+    const tmp = tempDir('zpe-watch-');
+    const fs = new CountingFs();
+    fs.watch = (d, _e, err) => nodeFs.watch!(d, () => undefined, err);
+    const sink = new SeqSink();
+    const follower = await idleFollower(join(tmp, 'logs'), fs, sink, { rescanIntervalMs: 3_600_000 });
+    try {
+      const rested = follower.restedPolls;
+      await follower.pollScheduled();
+      expect(follower.restedPolls).toBe(rested + 1);
+      // Past the directory mtime's tick of the last listing (its granularity may be coarse).
+      await sleep(20);
+      writeFileSync(join(tmp, 'logs', 'new.log'), seqBlock(70_000, 70_001));
+      await follower.pollScheduled();
+      expect(sink.counts.get(70_001)).toBe(1);
+    } finally {
+      await follower.stop();
+    }
+  });
+
+  it('a configured path missing: looked for every poll (no rest), and read once it is there, with no event', async () => {
+    const tmp = tempDir('zpe-watch-');
+    const fs = new CountingFs();
+    fs.watch = (d, _e, err) => nodeFs.watch!(d, () => undefined, err);
+    const sink = new SeqSink();
+    const later = join(tmp, 'logs', 'later.txt');
+    const follower = await idleFollower(join(tmp, 'logs'), fs, sink, { rescanIntervalMs: 3_600_000, patterns: [join(tmp, 'logs', '*.log'), later] });
+    try {
+      for (let i = 0; i < 3; i++) await follower.pollScheduled();
+      expect(follower.restedPolls).toBe(0);
+      writeFileSync(later, seqBlock(80_000, 80_001));
+      await follower.pollScheduled();
+      expect(sink.counts.get(80_001)).toBe(1);
     } finally {
       await follower.stop();
     }
