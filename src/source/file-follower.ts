@@ -61,6 +61,8 @@ const DEFAULT_RESCAN_INTERVAL_MS = 10_000;
 
 /** Until when scheduled polls may rest, while the directory watch's change count stays as it was. */
 interface Rest {
+  /** The poll that left it: a clock stepped back before it ends the rest (a rescan must not wait for the clock). */
+  atMs: number;
   untilMs: number;
   changes: number;
 }
@@ -367,7 +369,7 @@ export class FileFollower {
    */
   private async rests(now: number): Promise<boolean> {
     const r = this.rest;
-    if (r === undefined || now >= r.untilMs || this.watch.changes !== r.changes || this.pendingResume !== undefined) return false;
+    if (r === undefined || now < r.atMs || now >= r.untilMs || this.watch.changes !== r.changes || this.pendingResume !== undefined) return false;
     return this.watch.listedUnchanged(this.patternDirs()[1]);
   }
 
@@ -392,7 +394,7 @@ export class FileFollower {
       if (since === undefined || since > f.checkedAtMs) return undefined;
       until = Math.min(until, f.checkedAtMs + rescanMs);
     }
-    return { untilMs: until, changes };
+    return { atMs: now, untilMs: until, changes };
   }
 
   /**
