@@ -121,7 +121,7 @@ export class InputWatch {
 
   /** The most frequent skip reasons, most frequent first. */
   topReasons(n = 3): [string, number][] {
-    return [...this.reasons].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, n);
+    return [...this.reasons].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, n);
   }
 
   /** Labels that never resolved, when there were records to resolve them in. */

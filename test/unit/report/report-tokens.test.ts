@@ -70,4 +70,14 @@ describe('report tokens', () => {
     expect(Object.hasOwn(r, 'tokens')).toBe(false);
     expect(formatText(r)).not.toMatch(/^tokens:/m);
   });
+  it('orders models by code unit, the same under any locale (upper case before lower, é after z)', () => {
+    const models = ['claude-é', 'claude-b', 'Claude-B', 'claude-a', 'claude-z'];
+    const r = report(
+      MAPPED,
+      models.map((m) => line(m, { prompt_tokens: 1, completion_tokens: 1 })),
+    );
+    // localeCompare (ICU, en) would give claude-a, claude-b, Claude-B, claude-é, claude-z.
+    expect(Object.keys(r.tokens?.byModel ?? {})).toEqual(['Claude-B', 'claude-a', 'claude-b', 'claude-z', 'claude-é']);
+    expect(Object.keys(r.statusClasses)).toEqual(['2xx']);
+  });
 });
