@@ -217,7 +217,8 @@ export class Pipeline implements LineSink {
     this.groups = opts.keepTotals && opts.groupBy !== undefined ? new GroupedAggregates(opts.groupBy, config.window.quantileRelativeAccuracy) : undefined;
     this.statusCodes = opts.keepTotals ? new Array<number>(STATUS_CODES).fill(0) : undefined;
     this.repeats = new RepeatedPrompts(config.repeats.k);
-    this.capacity = opts.keepTotals ? new CapacityWindows(config.pack.rateWindow, histogramBuckets(config)) : undefined;
+    // The histogram's own bounds: countLine hands the window the bucket observe() found.
+    this.capacity = opts.keepTotals ? new CapacityWindows(config.pack.rateWindow, this.metrics.duration.bounds) : undefined;
     this.delayProfileHeader = config.headers.delayProfile.name.toLowerCase();
     this.countersOnly = opts.countersOnly === true;
     this.hold = opts.hold;
@@ -425,7 +426,7 @@ export class Pipeline implements LineSink {
     const series = this.requestSeries(s.hit, r.status, model, route, cohort);
 
     series.requests.value++;
-    series.duration.observe(r.latencySeconds);
+    const bucket = series.duration.observe(r.latencySeconds);
     if (s.degraded) series.degraded.value++;
     if (s.warmup !== undefined) {
       const warm = s.warmup === 'hit' ? series.warmupHit : series.warmupMiss;
@@ -455,7 +456,7 @@ export class Pipeline implements LineSink {
     if (this.total === undefined) this.window.add(s, r.latencySeconds, r.timeMs);
     else {
       this.total.add(s, r.latencySeconds);
-      this.capacity?.add(r.timeMs, s.hit, r.latencySeconds);
+      this.capacity?.add(r.timeMs, s.hit, r.latencySeconds, bucket);
       const groups = this.groups;
       if (groups !== undefined) groups.add(groups.label === 'model' ? model : groups.label === 'route' ? route : cohort, s, r.latencySeconds);
     }

@@ -220,11 +220,13 @@ export class HistogramSeries {
     this.counts = new Float64Array(bounds.length);
   }
 
-  observe(v: number): void {
+  /** Counts `v`; returns its bucket (bucketIndex of the bounds), which `report`'s capacity windows reuse. */
+  observe(v: number): number {
     const b = bucketIndex(this.bounds, v);
     if (b < this.bounds.length) (this.counts[b] as number)++;
     this.sum += v;
     this.count++;
+    return b;
   }
 }
 

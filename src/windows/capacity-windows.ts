@@ -46,7 +46,8 @@ export class CapacityWindows {
     private readonly bounds: readonly number[],
   ) {}
 
-  add(timeMs: number | undefined, hit: boolean, latencySeconds: number): void {
+  /** `bucket`: bucketIndex(bounds, latencySeconds) when the caller has it already (the histogram's observe, same bounds). */
+  add(timeMs: number | undefined, hit: boolean, latencySeconds: number, bucket?: number): void {
     if (timeMs === undefined) return;
     const index = Math.floor(timeMs / this.windowMs);
     let row = index === this.lastIndex ? this.lastRow : this.rows.get(index);
@@ -58,7 +59,7 @@ export class CapacityWindows {
     this.lastRow = row;
     row.requests++;
     if (hit) {
-      const b = bucketIndex(this.bounds, latencySeconds);
+      const b = bucket ?? bucketIndex(this.bounds, latencySeconds);
       row.hits[b] = (row.hits[b] as number) + 1;
     }
   }
