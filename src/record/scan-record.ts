@@ -758,8 +758,9 @@ function skipNumber(buf: Uint8Array, i: number, end: number): number {
 /** Skips JSON whitespace. */
 function ws(buf: Uint8Array, i: number, end: number): number {
   while (i < end) {
-    const b = buf[i];
-    if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) break;
+    const b = buf[i] as number;
+    // One comparison for the byte that usually follows (compact JSON has no whitespace).
+    if (b > 0x20 || (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a)) break;
     i++;
   }
   return i;
