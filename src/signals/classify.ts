@@ -6,17 +6,17 @@ import { responseHeaderNames } from './header-names.js';
 import { classifyOptIn, type OptIn } from './opt-in.js';
 
 export interface Signals {
-  hit: boolean;
-  degraded: boolean;
+  readonly hit: boolean;
+  readonly degraded: boolean;
   /** Only set for hit requests: warm-up efficiency is the Zero-Plane layer's. */
-  warmup: WarmupOutcome;
-  mode: ThrottleMode;
-  cached: boolean;
-  downgradeReason: string | undefined;
+  readonly warmup: WarmupOutcome;
+  readonly mode: ThrottleMode;
+  readonly cached: boolean;
+  readonly downgradeReason: string | undefined;
   /** undefined when the log carries no request headers: "missing" would be a lie then. */
-  optIn: OptIn | undefined;
+  readonly optIn: OptIn | undefined;
   /** The delay-profile header was present but is not a structured-field Dictionary. */
-  delayProfileInvalid: boolean;
+  readonly delayProfileInvalid: boolean;
 }
 
 export class SignalClassifier {
@@ -31,6 +31,11 @@ export class SignalClassifier {
   // only when the value changes.
   private lastLayer: string | undefined;
   private lastLayerHit = false;
+  // The byte scan hands out the same frozen header objects while lines repeat a combination of values
+  // (parse-record.ts, scannedHeaders): the signals of the previous line then hold for this one.
+  private lastResponse: Readonly<Record<string, string>> | undefined;
+  private lastRequest: Readonly<Record<string, string>> | undefined;
+  private lastSignals: Signals | undefined;
 
   constructor(headers: Config['headers']) {
     this.h = headers;
@@ -61,6 +66,18 @@ export class SignalClassifier {
 
   classify(record: GatewayRecord): Signals {
     const res = record.responseHeaders;
+    const req = record.requestHeaders;
+    if (res === this.lastResponse && req === this.lastRequest && this.lastSignals !== undefined) return this.lastSignals;
+    const signals = this.fromHeaders(res, req);
+    // Only frozen objects: one that can change between lines could not be recognised by identity.
+    const reusable = Object.isFrozen(res) && (req === undefined || Object.isFrozen(req));
+    this.lastResponse = reusable ? res : undefined;
+    this.lastRequest = reusable ? req : undefined;
+    this.lastSignals = reusable ? signals : undefined;
+    return signals;
+  }
+
+  private fromHeaders(res: Readonly<Record<string, string>>, req: Readonly<Record<string, string>> | undefined): Signals {
     const layer = res[this.layerId];
     const hit = layer !== undefined && this.isHit(layer);
     const profileText = res[this.delayProfile];
@@ -72,7 +89,7 @@ export class SignalClassifier {
       mode: profile?.mode,
       cached: res[this.cached] === this.h.cached.value,
       downgradeReason: res[this.downgrade],
-      optIn: record.requestHeaders === undefined ? undefined : classifyOptIn(record.requestHeaders[this.optIn], this.h.optIn.value),
+      optIn: req === undefined ? undefined : classifyOptIn(req[this.optIn], this.h.optIn.value),
       delayProfileInvalid: profile === null,
     };
   }

@@ -88,3 +88,21 @@ describe('opt-in header', () => {
     expect(signalsOf({}).optIn).toBeUndefined();
   });
 });
+
+describe('the signals of the previous line, reused', () => {
+  it('for the same frozen header objects (what the byte scan hands out), and never for an object that changed', () => {
+    const frozen = Object.freeze({ 'x-anthropic-layer-id': 'zero-plane-v1', 'x-anthropic-delay-profile': 'degraded=?1' });
+    const first = signalsOf(frozen);
+    expect(signalsOf(frozen)).toBe(first);
+    expect(first).toMatchObject({ hit: true, degraded: true });
+    // A mutable object seen again after a change is read again: identity says nothing about its values.
+    const open: Record<string, string> = { 'x-anthropic-layer-id': 'zero-plane-v1' };
+    expect(signalsOf(open).hit).toBe(true);
+    open['x-anthropic-layer-id'] = 'fallback';
+    expect(signalsOf(open).hit).toBe(false);
+    // The request side is part of the key: same response headers, other opt-in.
+    const req = Object.freeze({ 'x-anthropic-experimental': 'zero-plane-2024' });
+    expect(signalsOf(frozen, req).optIn?.state).toBe('valid');
+    expect(signalsOf(frozen, Object.freeze({})).optIn?.state).toBe('missing');
+  });
+});
