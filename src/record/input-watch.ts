@@ -3,6 +3,7 @@
 // looks at the first records (input.headerWatch) for a wanted response header field where the preset keeps
 // them, until one shows up; then the watch is dropped and costs the line path nothing. A source with none
 // stays watched (only its records pay for it), so the self-metric can tell when headers do arrive.
+import { byCodeUnits } from '../code-unit-order.js';
 import type { ParseResult } from './parse-record.js';
 
 /** Lines a watch looks at before it says what it found. */
@@ -121,7 +122,7 @@ export class InputWatch {
 
   /** The most frequent skip reasons, most frequent first. */
   topReasons(n = 3): [string, number][] {
-    return [...this.reasons].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, n);
+    return [...this.reasons].sort((a, b) => b[1] - a[1] || byCodeUnits(a[0], b[0])).slice(0, n);
   }
 
   /** Labels that never resolved, when there were records to resolve them in. */

@@ -1,4 +1,5 @@
 // The `report` JSON (docs/contract.md §6): the same numbers the exporter exposes, over everything read.
+import { byCodeUnits } from '../code-unit-order.js';
 import type { Config } from '../config/schema.js';
 import { thresholds, type Thresholds } from '../metrics/buckets.js';
 import type { Pipeline } from '../pipeline.js';
@@ -144,14 +145,6 @@ function byLabel(entries: [readonly string[], number][], at: number): Record<str
     out[key] = (out[key] ?? 0) + value;
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => byCodeUnits(a, b)));
-}
-
-/**
- * Orders strings by UTF-16 code units: the same order on every machine (localeCompare follows the
- * process's locale), and no ICU collator to load (its first call cost ~10 ms of `report`'s start-up).
- */
-export function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The most frequent codes of a count-per-code array; ties in code order. */

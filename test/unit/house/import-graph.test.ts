@@ -15,7 +15,7 @@ const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
  * docs/architecture.md.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['fs'], // 0  atomic file writes
+  ['fs', 'code-unit-order'], // 0  atomic file writes; the one string order of sorted output
   ['source'], // 1  bytes → lines: followers, envelopes
   ['record'], // 2  lines → records: presets, parsing, detection
   ['config'], // 3  the schema, read by every room above
