@@ -75,6 +75,8 @@ export interface ParseThreadsOptions {
   failed: (err: Error) => void;
   /** The worker's module; default the compiled parse-worker.js (a test gives one that fails). */
   workerUrl?: URL;
+  /** How often a worker hands over its counts; default 100 ms (a test stretches it to see what does not wait for it). */
+  flushMs?: number;
 }
 
 interface Thread {
@@ -113,7 +115,7 @@ export class ParseThreads implements FollowerCounts {
         ...(opts.resume === undefined ? {} : { resume: { ...opts.resume, state: shareOf(opts.resume.state, patterns, this.patterns, i === 0) } }),
         ...(restored === undefined ? {} : { restored }),
         held: i === 0 ? [...opts.held] : [],
-        flushMs: FLUSH_MS,
+        flushMs: opts.flushMs ?? FLUSH_MS,
       };
       // A young generation of 8 MiB, as report's worker: the same speed, a smaller RSS.
       const worker = new Worker(opts.workerUrl ?? WORKER_URL, { workerData: init, resourceLimits: { maxYoungGenerationSizeMb: 8 } });

@@ -25,8 +25,16 @@ const init = workerData as ParseWorkerInit;
 const config = init.config;
 const post = (m: ToParseThreads) => port.postMessage(m);
 
-/** Log lines go to the serving thread's logger (its level and format). */
-const at = (level: LogLevel) => (msg: string, fields?: LogFields) => post({ type: 'log', level, msg, ...(fields === undefined ? {} : { fields }) });
+/**
+ * Log lines go to the serving thread's logger (its level and format). A warning or an error says what it
+ * counted (a missing file, bytes skipped): the counts go first, on the same port, so a scrape after the log
+ * line shows them. Info and debug lines (one per file opened) wait for the next flush.
+ */
+let flushable = false;
+const at = (level: LogLevel) => (msg: string, fields?: LogFields) => {
+  if (flushable && touched && (level === 'warn' || level === 'error')) flush();
+  post({ type: 'log', level, msg, ...(fields === undefined ? {} : { fields }) });
+};
 const log: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 
 const pipeline = new Pipeline(config, {
@@ -100,6 +108,7 @@ function counts(): FollowerCountsState {
 
 let lastCounts = '';
 let countsDue = true;
+flushable = true; // flush() and what it reads are declared from here on
 /** Hands over what was counted since the last flush (and the follower's counts, about once a second). */
 function flush(): void {
   const delta = touched ? deltas.take() : undefined;

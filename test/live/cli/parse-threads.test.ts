@@ -86,4 +86,20 @@ describe('parse workers, for real', () => {
     expect(reported?.message).toBe('disk on fire');
     await expect(threads?.snapshot(() => 'taken')).rejects.toThrow(/no checkpoint: disk on fire/);
   });
+
+  it('a warning a worker logs comes after what it counted: a scrape after the log line shows the count', async () => {
+    dir = tempDir('zp-threads-');
+    const missing = join(dir, 'later.log');
+    const config = configSchema.parse({ sources: { files: [missing] } });
+    const pipeline = new Pipeline(config);
+    const errorsAtWarning = new Promise<number>((resolve) => {
+      const log = createLogger('warn', (text) => {
+        if ((JSON.parse(text) as { msg?: string }).msg === 'source problem; retrying') resolve(pipeline.metrics.sourceErrors.get([missing, 'not_found']));
+      });
+      // A minute between flushes: only the flush before the warning can bring the count in time.
+      threads = new ParseThreads({ config, workers: 1, pipeline, log, held: [], dropped: () => {}, failed: () => {}, flushMs: 60_000 });
+    });
+    await threads?.start();
+    expect(await errorsAtWarning).toBe(1);
+  });
 });
