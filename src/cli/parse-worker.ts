@@ -32,7 +32,11 @@ const post = (m: ToParseThreads) => port.postMessage(m);
  */
 let flushable = false;
 const at = (level: LogLevel) => (msg: string, fields?: LogFields) => {
-  if (flushable && touched && (level === 'warn' || level === 'error')) flush();
+  if (flushable && touched && (level === 'warn' || level === 'error')) {
+    flush();
+    // The call that logs may go on counting (a warning in the middle of a line): the next flush takes that.
+    touched = true;
+  }
   post({ type: 'log', level, msg, ...(fields === undefined ? {} : { fields }) });
 };
 const log: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
