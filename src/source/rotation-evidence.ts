@@ -1,5 +1,6 @@
 // Telling apart what a rotation leaves beside a followed file: copies of content already read, and generations never read (the evidence rotation-recovery.ts acts on).
 import { constants as zlibConstants, gunzipSync } from 'node:zlib';
+import { byCodeUnits } from '../code-unit-order.js';
 import { isGzip } from './chunk-reader.js';
 import { FINGERPRINT_BYTES, identity, looksBinary, looksCompressed, sameStart, type KnownFiles } from './file-identity.js';
 import { nodeFs, type FollowerFs } from './follower-fs.js';
@@ -150,7 +151,7 @@ export function generationsToRead(scan: GenerationScan, siblings: Sibling[], tak
   );
   // Oldest first: numbered by falling number, dated by rising date.
   const age = (s: Sibling) => (top === undefined ? 0 : -(numberedIndex(s.name, base) ?? 0));
-  generations.sort((a, b) => age(a) - age(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  generations.sort((a, b) => age(a) - age(b) || byCodeUnits(a.name, b.name));
   for (const s of generations) todo.push({ s, from: 0 });
   const lost: Array<Sibling | undefined> = [];
   if (top !== undefined) {

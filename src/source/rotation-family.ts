@@ -1,6 +1,7 @@
 // Where a followed file's rotated copies and generations live: the files in its directory named after it.
 // Looked at only when a rotation is seen, to recover what rotation moved out of the followed path.
 import { basename, dirname, join } from 'node:path';
+import { byCodeUnits } from '../code-unit-order.js';
 import { identity, keep, readHead, sameStart } from './file-identity.js';
 import { nodeFs, type FollowerFs, type FollowerHandle } from './follower-fs.js';
 
@@ -189,7 +190,7 @@ export function walkOrder(names: string[], base: string): string[] {
     if (a.k !== undefined && b.k !== undefined && a.k !== b.k) return a.k - b.k;
     if (a.k !== undefined && b.k === undefined) return -1;
     if (a.k === undefined && b.k !== undefined) return 1;
-    return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+    return byCodeUnits(a.name, b.name);
   });
   return keyed.map((x) => x.name);
 }

@@ -6,6 +6,8 @@
 // cached (x-anthropic-cached: true) since it was kept: the share of cached answers is cached / (count − error).
 // The hashes sit in a min-heap on count (parallel arrays, a Map from hash to heap slot): O(log k) per request.
 
+import { byCodeUnits } from '../code-unit-order.js';
+
 /** One kept hash: `count` is an upper bound of its requests, `count − error` a lower bound. */
 export interface RepeatEntry {
   hash: string;
@@ -90,7 +92,7 @@ export class RepeatedPrompts {
   /** The `n` highest counts, highest first (ties by hash, for stable output). */
   top(n: number): RepeatEntry[] {
     const all = this.hashes.map((hash, i) => ({ hash, count: this.counts[i] as number, error: this.errors[i] as number, cached: this.cachedCounts[i] as number }));
-    return all.sort((a, b) => b.count - a.count || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0)).slice(0, n);
+    return all.sort((a, b) => b.count - a.count || byCodeUnits(a.hash, b.hash)).slice(0, n);
   }
 
   /** top(n) ranked from 1, with each hash's cached share. */
@@ -133,7 +135,7 @@ export class RepeatedPrompts {
       const b = theirs.get(hash);
       merged.push([hash, (a?.[1] ?? myFloor) + (b?.[1] ?? theirFloor), (a?.[2] ?? myFloor) + (b?.[2] ?? theirFloor), (a?.[3] ?? 0) + (b?.[3] ?? 0)]);
     }
-    merged.sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+    merged.sort((x, y) => y[1] - x[1] || byCodeUnits(x[0], y[0]));
     this.requests += other.requests;
     this.cached += other.cached;
     this.slot.clear();
