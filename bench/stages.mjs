@@ -58,6 +58,7 @@ if (argv[0] === '--stage') {
   process.exit(0);
 }
 
+if (!existsSync(join(ROOT, 'dist', 'record', 'scan-record.js'))) throw new Error('no dist/: run npm run build first');
 const shape = argv[0] !== undefined && !argv[0].startsWith('--') ? argv[0] : 'default';
 const opt = (name, dflt) => {
   const at = argv.indexOf(name);
