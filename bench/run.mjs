@@ -27,7 +27,7 @@
 // Needs: Node ≥ 20, GNU time at /usr/bin/time (Debian `time`), and for the mtail column Debian `mtail`.
 // Logs go to .tmp/bench-data/ (git-ignored) and are reused while their generator version and size match.
 import { spawn, spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,7 @@ import { fallbackShare } from './fallback-share.mjs';
 import { GENERATOR_VERSION } from './generate-log.mjs';
 import { runIdle } from './idle-files.mjs';
 import { LIVE_PARTS, runLive } from './live.mjs';
-import { lineBytes, SHAPES, SHAPES_VERSION, writeShape } from './shapes.mjs';
+import { ensureShape as ensureShapeFile, lineBytes, SHAPES, SHAPES_VERSION, writeShape } from './shapes.mjs';
 import { median } from './stats.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -120,21 +120,9 @@ function linesFor(shape, lines) {
   return Math.max(1000, Math.round((lines * bytesPerLine('default')) / bytesPerLine(shape) / 1000) * 1000);
 }
 
-/** The log of `shape` with `lines` lines, reused when its sidecar says it is the same generator and size. */
+/** The log of `shape` with `lines` lines in DATA, reused while it is the same generator and size. */
 function ensureShape(shape, lines, name = `${shape}-${lines}`) {
-  mkdirSync(DATA, { recursive: true });
-  const file = join(DATA, `${name}.ndjson`);
-  const metaFile = `${file}.meta.json`;
-  const want = { shapes: SHAPES_VERSION, generator: GENERATOR_VERSION, shape, lines };
-  if (existsSync(file) && existsSync(metaFile)) {
-    const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
-    if (meta.shapes === want.shapes && meta.generator === want.generator && meta.shape === shape && meta.lines === lines && meta.bytes === statSync(file).size)
-      return { file, lines, bytes: meta.bytes };
-  }
-  log(`generating ${fmt(lines)} ${shape} lines into ${file} …`);
-  const bytes = writeShape(file, shape, lines);
-  writeFileSync(metaFile, JSON.stringify({ ...want, bytes }));
-  return { file, lines, bytes };
+  return ensureShapeFile(DATA, shape, lines, { name, onWrite: (file) => log(`generating ${fmt(lines)} ${shape} lines into ${file} …`) });
 }
 
 /** Reads the file once so every contender starts from the page cache. */

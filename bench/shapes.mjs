@@ -19,8 +19,10 @@
 //   traefik     Traefik's JSON access log, as test/golden/preset-traefik-json.ndjson
 //
 //   node bench/shapes.mjs SHAPE LINES OUT     writes one shape's file
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_START_MS, lineAt, rng, writeLines } from './generate-log.mjs';
+import { DEFAULT_START_MS, GENERATOR_VERSION, lineAt, rng, writeLines } from './generate-log.mjs';
 export { lineBytes } from './generate-log.mjs';
 
 /** Bumped whenever any shape's bytes change, so cached files under .tmp/bench-data are regenerated. */
@@ -387,6 +389,26 @@ export function writeShape(out, shape, lines, from = 0) {
   const at = SHAPES[shape]?.lineAt;
   if (at === undefined) throw new Error(`unknown shape ${shape} (one of ${Object.keys(SHAPES).join(', ')})`);
   return writeLines(out, lines, (i) => at(from + i));
+}
+
+/**
+ * The log of `shape` with `lines` lines as `dir`/`name`.ndjson, reused while its sidecar (.meta.json) says
+ * it came from the same generators at that size; else written again (onWrite is told first, it takes a while).
+ */
+export function ensureShape(dir, shape, lines, { name = `${shape}-${lines}`, onWrite } = {}) {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.ndjson`);
+  const metaFile = `${file}.meta.json`;
+  const want = { shapes: SHAPES_VERSION, generator: GENERATOR_VERSION, shape, lines };
+  if (existsSync(file) && existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+    if (meta.shapes === want.shapes && meta.generator === want.generator && meta.shape === shape && meta.lines === lines && meta.bytes === statSync(file).size)
+      return { file, lines, bytes: meta.bytes };
+  }
+  onWrite?.(file);
+  const bytes = writeShape(file, shape, lines);
+  writeFileSync(metaFile, JSON.stringify({ ...want, bytes }));
+  return { file, lines, bytes };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

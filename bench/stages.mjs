@@ -10,10 +10,11 @@
 // minus `classify`.
 //   node bench/stages.mjs [SHAPE] [--lines N] [--rounds R]      (default: default, 1 000 000 lines, 3 rounds)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { SHAPES, writeShape } from './shapes.mjs';
+import { ensureShape, SHAPES } from './shapes.mjs';
+import { median } from './stats.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const STAGES = ['split', 'scan', 'parse', 'classify'];
@@ -68,19 +69,19 @@ const lines = opt('--lines', 1_000_000);
 const rounds = opt('--rounds', 3);
 const spec = SHAPES[shape];
 if (spec === undefined) throw new Error(`unknown shape ${shape}: ${Object.keys(SHAPES).join(', ')}`);
-const dir = join(ROOT, '.tmp', 'bench-data');
-mkdirSync(dir, { recursive: true });
-const file = join(dir, `stages-${shape}-${lines}.ndjson`);
-if (!existsSync(file)) writeShape(file, shape, lines);
+// The same cached files as npm run bench's (`SHAPE-LINES.ndjson`, checked against the generators' versions).
+const { file } = ensureShape(join(ROOT, '.tmp', 'bench-data'), shape, lines, { onWrite: (f) => console.error(`generating ${lines} ${shape} lines into ${f} …`) });
 const ns = Object.fromEntries(STAGES.map((s) => [s, []]));
 for (let r = 0; r < rounds; r++) {
   for (const stage of STAGES) {
     const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--stage', stage, spec.preset, file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     if (run.status !== 0) throw new Error(`stage ${stage} exited ${run.status}`);
-    ns[stage].push(JSON.parse(run.stdout).ns);
+    const out = JSON.parse(run.stdout);
+    // A stage that reads no line times nothing: a figure for it would be a wrong answer, not a fast one.
+    if (stage !== 'split' && out.kept === 0) throw new Error(`stage ${stage} read none of the ${out.lines} lines as records (preset ${spec.preset})`);
+    ns[stage].push(out.ns);
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 console.log(`${shape}, ${lines} lines, ${rounds} rounds: ns of CPU per line (median; each stage includes the ones above it; JIT warm-up weighs on short files)`);
 let before = 0;
 for (const stage of STAGES) {
