@@ -4,10 +4,10 @@
 //   node bench/profile.mjs SHAPE [--lines N] [--top K]     (default 300 000 lines, top 25)
 // The .cpuprofile stays in .tmp/bench-data/profiles/ for a closer look (Chrome DevTools reads it).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeShape } from './shapes.mjs';
+import { ensureShape } from './shapes.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIR = join(ROOT, '.tmp', 'bench-data', 'profiles');
@@ -20,9 +20,7 @@ const opt = (name, dflt) => {
   return at < 0 ? dflt : Number(argv[at + 1]);
 };
 const lines = opt('--lines', 300_000);
-mkdirSync(DIR, { recursive: true });
-const file = join(DIR, `${shape}-${lines}.ndjson`);
-if (!existsSync(file)) writeShape(file, shape, lines);
+const { file } = ensureShape(DIR, shape, lines);
 const tmp = join(DIR, `run-${process.pid}`);
 mkdirSync(tmp, { recursive: true });
 const r = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${tmp}`, join(ROOT, 'bin', 'zero-plane-exporter.js'), 'report', '--format', 'json', file], {
